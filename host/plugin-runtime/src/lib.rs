@@ -1,0 +1,1 @@
+//! Plugin runtime (being written).

@@ -1,0 +1,1 @@
+//! SSRF-guarded HTTP client (being written).
