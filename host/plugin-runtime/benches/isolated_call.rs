@@ -1,0 +1,125 @@
+//! Isolated call vs native call of the same logic, in the same run.
+//!
+//! `cargo bench -p outreach-plugin-runtime --bench isolated_call`
+//!
+//! Each isolated call builds a fresh store from the cached `InstancePre`,
+//! instantiates the trivial Rust component (pooling allocator), calls
+//! `verify`, lifts the result and drops the store. The native baseline runs
+//! the same checks as a plain Rust function. Also measured: the start of the
+//! runtime with every first-party component, cold (compile) and warm
+//! (precompiled artifacts from the cache).
+
+use outreach_plugin_runtime::{GuardPolicy, PluginRuntime, RuntimeConfig, fixtures::TEST_GUESTS_DIR};
+use std::hint::black_box;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+#[derive(Debug)]
+#[allow(dead_code)]
+struct Native {
+    email: String,
+    provider: String,
+    status: &'static str,
+    deliverability: &'static str,
+    is_role: bool,
+    confidence: Option<f64>,
+    raw_status: String,
+}
+
+/// The trivial component's logic, natively.
+#[inline(never)]
+fn native_verify(email: &str) -> Result<Native, String> {
+    let (local, domain) = email.split_once('@').ok_or("no @")?;
+    let valid = !local.is_empty() && domain.contains('.');
+    Ok(Native {
+        email: email.to_string(),
+        provider: "trivial".into(),
+        status: if valid { "valid" } else { "invalid" },
+        deliverability: if valid { "deliverable" } else { "undeliverable" },
+        is_role: matches!(local, "info" | "sales" | "admin"),
+        confidence: Some(1.0),
+        raw_status: "ok".into(),
+    })
+}
+
+fn pct(sorted: &[Duration], q: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * q).round() as usize]
+}
+
+fn report(name: &str, mut samples: Vec<Duration>, total: Duration) -> Duration {
+    samples.sort();
+    let p50 = pct(&samples, 0.5);
+    println!(
+        "{name:<10} n={:<6} p50={:>8.2} µs  p99={:>8.2} µs  throughput={:>10.0} calls/s",
+        samples.len(),
+        p50.as_secs_f64() * 1e6,
+        pct(&samples, 0.99).as_secs_f64() * 1e6,
+        samples.len() as f64 / total.as_secs_f64()
+    );
+    p50
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        for ext in ["wasm", "toml"] {
+            std::fs::copy(Path::new(TEST_GUESTS_DIR).join(format!("trivial.{ext}")), dir.path().join(format!("trivial.{ext}")))
+                .unwrap();
+        }
+        let runtime = PluginRuntime::new(RuntimeConfig {
+            plugins_dir: Some(dir.path().to_path_buf()),
+            load_first_party: false,
+            watch_interval: None,
+            guard_policy: GuardPolicy::strict(),
+            ..RuntimeConfig::default()
+        })
+        .await
+        .unwrap();
+        println!("pooling allocator: {}", runtime.uses_pooling_allocator());
+        let n: usize = std::env::var("BENCH_CALLS").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
+        let emails: Vec<String> = (0..64).map(|i| format!("user{i}@example.com")).collect();
+
+        for _ in 0..1000 {
+            runtime.verify_email("trivial", "k", None, &emails[0]).await.unwrap();
+            black_box(native_verify(&emails[0]).unwrap());
+        }
+
+        let mut native = Vec::with_capacity(n);
+        let start = Instant::now();
+        for i in 0..n {
+            let t = Instant::now();
+            black_box(native_verify(black_box(&emails[i % 64])).unwrap());
+            native.push(t.elapsed());
+        }
+        let native_total = start.elapsed();
+
+        let mut isolated = Vec::with_capacity(n);
+        let start = Instant::now();
+        for i in 0..n {
+            let t = Instant::now();
+            let r = runtime.verify_email("trivial", "k", None, &emails[i % 64]).await.unwrap();
+            black_box(r);
+            isolated.push(t.elapsed());
+        }
+        let isolated_total = start.elapsed();
+
+        let np50 = report("native", native, native_total);
+        let ip50 = report("isolated", isolated, isolated_total);
+        println!("p50 overhead of isolation: {:.2} µs", (ip50.saturating_sub(np50)).as_secs_f64() * 1e6);
+
+        // Start of the runtime with all first-party components.
+        let cache = tempfile::tempdir().unwrap();
+        for label in ["cold (compile + cache)", "warm (precompiled)", "warm (precompiled)"] {
+            let t = Instant::now();
+            let r = PluginRuntime::new(RuntimeConfig {
+                cache_dir: Some(cache.path().to_path_buf()),
+                watch_interval: None,
+                ..RuntimeConfig::default()
+            })
+            .await
+            .unwrap();
+            println!("start with {} first-party components, {label}: {:.1} ms", r.list().len(), t.elapsed().as_secs_f64() * 1e3);
+        }
+    });
+}

@@ -1,0 +1,203 @@
+//! Per-call store state: a WASI context with no ambient authority, the
+//! resource limiter, the CPU budget, and the host imports (guarded HTTP, log).
+
+use crate::allow::{self, HostRule};
+use crate::bindings::shared::outreach::plugin::{http, log, types};
+use outreach_ssrf::{GuardError, GuardedClient, GuardedRequest, Method, Url};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use wasmtime::ResourceLimiter;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+/// How much of a panicking guest's stderr is kept for the error message.
+const STDERR_CAPTURE: usize = 4096;
+
+/// Network access of one plugin: the shared guarded client and its rules.
+pub(crate) struct NetAccess {
+    pub client: Arc<GuardedClient>,
+    pub rules: Vec<HostRule>,
+}
+
+/// Memory and instance limits enforced by wasmtime on every allocation.
+pub(crate) struct Limiter {
+    memory_bytes: usize,
+    pub(crate) memory_refused: bool,
+}
+
+impl ResourceLimiter for Limiter {
+    fn memory_growing(&mut self, _current: usize, desired: usize, _max: Option<usize>) -> wasmtime::Result<bool> {
+        if desired > self.memory_bytes {
+            // Refusing (not trapping) lets the guest's allocator fail the way
+            // it does natively; the flag lets the host report out-of-memory
+            // instead of a bare `unreachable` trap.
+            self.memory_refused = true;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(&mut self, _current: usize, desired: usize, _max: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(desired <= 200_000)
+    }
+
+    // Python components need about a dozen core instances; leave headroom
+    // without letting a component multiply itself.
+    fn instances(&self) -> usize {
+        64
+    }
+    fn tables(&self) -> usize {
+        64
+    }
+    fn memories(&self) -> usize {
+        16
+    }
+}
+
+pub(crate) struct CallState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    pub(crate) limiter: Limiter,
+    plugin: Arc<str>,
+    net: Option<Arc<NetAccess>>,
+    /// The base-URL override of this call, allowed for this call only.
+    extra_rule: Option<HostRule>,
+    pub(crate) cpu_ticks_left: u64,
+    pub(crate) cpu_exhausted: bool,
+    pub(crate) denials: Vec<String>,
+    pub(crate) stderr: MemoryOutputPipe,
+    deadline: Instant,
+}
+
+pub(crate) struct CallSetup {
+    pub plugin: Arc<str>,
+    pub memory_bytes: usize,
+    pub cpu_ticks: u64,
+    pub timeout: Duration,
+    pub net: Option<Arc<NetAccess>>,
+    pub extra_rule: Option<HostRule>,
+}
+
+impl CallState {
+    pub(crate) fn new(setup: CallSetup) -> Self {
+        let stderr = MemoryOutputPipe::new(STDERR_CAPTURE);
+        // No preopened directories, no environment, no arguments, no stdin,
+        // stdout discarded, sockets and name lookup switched off: the guest's
+        // only way out is the `http` import below.
+        let wasi = WasiCtx::builder()
+            .stderr(stderr.clone())
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .build();
+        CallState {
+            wasi,
+            table: ResourceTable::new(),
+            limiter: Limiter { memory_bytes: setup.memory_bytes, memory_refused: false },
+            plugin: setup.plugin,
+            net: setup.net,
+            extra_rule: setup.extra_rule,
+            cpu_ticks_left: setup.cpu_ticks,
+            cpu_exhausted: false,
+            denials: Vec::new(),
+            stderr,
+            deadline: Instant::now() + setup.timeout,
+        }
+    }
+
+    /// Text the guest wrote to stderr (a Rust panic message lands here).
+    pub(crate) fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.contents()).trim().to_string()
+    }
+
+    fn deny(&mut self, message: String) -> http::HttpError {
+        tracing::warn!(plugin = %self.plugin, "plugin HTTP request denied: {message}");
+        self.denials.push(message.clone());
+        http::HttpError::Denied(message)
+    }
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl types::Host for CallState {}
+
+impl log::Host for CallState {
+    async fn log(&mut self, level: log::Level, message: String) {
+        let message: String = message.chars().take(4096).collect();
+        let plugin = &*self.plugin;
+        match level {
+            log::Level::Trace => tracing::trace!(plugin, "{message}"),
+            log::Level::Debug => tracing::debug!(plugin, "{message}"),
+            log::Level::Info => tracing::info!(plugin, "{message}"),
+            log::Level::Warn => tracing::warn!(plugin, "{message}"),
+            log::Level::Error => tracing::error!(plugin, "{message}"),
+        }
+    }
+}
+
+fn method(m: http::Method) -> Method {
+    match m {
+        http::Method::Get => Method::GET,
+        http::Method::Head => Method::HEAD,
+        http::Method::Post => Method::POST,
+        http::Method::Put => Method::PUT,
+        http::Method::Patch => Method::PATCH,
+        http::Method::Delete => Method::DELETE,
+    }
+}
+
+impl http::Host for CallState {
+    async fn send(&mut self, req: http::Request) -> Result<http::Response, http::HttpError> {
+        let Some(net) = self.net.clone() else {
+            let msg = format!("plugin {} has no network access (template packs never do)", self.plugin);
+            return Err(self.deny(msg));
+        };
+        let url = Url::parse(&req.url).map_err(|e| http::HttpError::InvalidRequest(format!("bad URL {:?}: {e}", req.url)))?;
+        let mut rules = net.rules.clone();
+        rules.extend(self.extra_rule.clone());
+        if let Err(msg) = allow::check(&self.plugin, &rules, &url) {
+            return Err(self.deny(msg));
+        }
+        let remaining = self.deadline.saturating_duration_since(Instant::now());
+        let timeout = req
+            .timeout_ms
+            .map(|ms| Duration::from_millis(ms as u64).min(remaining))
+            .unwrap_or(remaining);
+        let plugin = self.plugin.clone();
+        // Redirect targets must satisfy the same rules, or an open redirector
+        // on an allowed host would be a way out.
+        let hop = move |u: &Url| allow::check(&plugin, &rules, u);
+        let request = GuardedRequest {
+            method: method(req.method),
+            url,
+            headers: req.headers,
+            body: req.body,
+            timeout: Some(timeout),
+        };
+        match net.client.send_with(request, &hop).await {
+            Ok(r) => Ok(http::Response {
+                status: r.status,
+                headers: r.headers,
+                body: r.body,
+                final_url: r.final_url.to_string(),
+            }),
+            Err(e) => Err(match e {
+                GuardError::Blocked(_) | GuardError::SchemeNotAllowed(_) => self.deny(e.to_string()),
+                GuardError::NotAllowed(m) => self.deny(m),
+                GuardError::Timeout => http::HttpError::Timeout(e.to_string()),
+                GuardError::RequestTooLarge { .. } | GuardError::ResponseTooLarge { .. } => {
+                    http::HttpError::TooLarge(e.to_string())
+                }
+                GuardError::InvalidUrl(_) | GuardError::InvalidRequest(_) => {
+                    http::HttpError::InvalidRequest(e.to_string())
+                }
+                _ => http::HttpError::Network(e.to_string()),
+            }),
+        }
+    }
+}
