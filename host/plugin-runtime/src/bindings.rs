@@ -29,12 +29,27 @@ macro_rules! kind_world {
             });
         }
     };
+    // Template packs import no HTTP, and bindgen refuses unused `with` keys.
+    (@data $module:ident, $world:literal) => {
+        pub mod $module {
+            wasmtime::component::bindgen!({
+                path: "../../wit",
+                world: $world,
+                imports: { default: async },
+                exports: { default: async },
+                with: {
+                    "outreach:plugin/types": super::shared::outreach::plugin::types,
+                    "outreach:plugin/log": super::shared::outreach::plugin::log,
+                },
+            });
+        }
+    };
 }
 
 kind_world!(llm_provider, "llm-provider");
 kind_world!(email_verifier, "email-verifier");
 kind_world!(contact_enricher, "contact-enricher");
 kind_world!(workflow_action, "workflow-action");
-kind_world!(template_pack, "template-pack");
+kind_world!(@data template_pack, "template-pack");
 
 pub use shared::outreach::plugin::types;

@@ -17,7 +17,6 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 fn base_config() -> Config {
     let mut c = Config::new();
     c.wasm_component_model(true);
-    c.async_support(true);
     c.epoch_interruption(true);
     // Deep recursion must end in a trap, well before the fiber stack runs out.
     c.max_wasm_stack(1 << 20);

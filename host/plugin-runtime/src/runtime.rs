@@ -113,6 +113,8 @@ pub struct PluginInfo {
     pub sha256: String,
     pub size_bytes: usize,
     pub metadata: Option<PluginMetadata>,
+    /// When this version was loaded (seconds since the Unix epoch).
+    pub loaded_at_unix: u64,
     pub stats: PluginStats,
 }
 
@@ -327,6 +329,7 @@ fn info(p: &LoadedPlugin) -> PluginInfo {
         sha256: p.sha256.clone(),
         size_bytes: p.size,
         metadata: p.metadata.clone(),
+        loaded_at_unix: p.loaded_at.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
         stats: p.stats.snapshot(),
     }
 }

@@ -26,6 +26,8 @@ async fn hostile_behaviours_are_contained_with_reasons() {
 
     let e = call(&rt, "recurse@x.com").await.unwrap_err();
     assert!(matches!(&e, CallError::Trap(m) if m.contains("stack overflow")), "{e}");
+    let e = call(&rt, "recurse-shadow@x.com").await.unwrap_err();
+    assert!(matches!(&e, CallError::Trap(m) if m.contains("out of bounds memory access")), "{e}");
 
     let e = call(&rt, "panic@x.com").await.unwrap_err();
     assert!(matches!(&e, CallError::Trap(m) if m.contains("hostile plugin panicked on purpose")), "{e}");
@@ -44,7 +46,7 @@ async fn hostile_behaviours_are_contained_with_reasons() {
     assert_eq!(call(&rt, "jane@x.com").await.unwrap(), "fine");
     let stats = rt.plugin("hostile").unwrap().stats;
     assert_eq!(stats.timeouts, 1);
-    assert_eq!(stats.traps, 3, "{stats:?}");
+    assert_eq!(stats.traps, 4, "{stats:?}");
     assert!(stats.errors["permanent"] >= 4);
 }
 

@@ -58,7 +58,7 @@ where
                 let method = first.next().unwrap_or("").to_string();
                 let path = first.next().unwrap_or("").to_string();
                 let body = buf[head_end..].to_vec();
-                let (status, headers, body) = route(&method, &path, &body, &head);
+                let (status, headers, body) = route(&method, &path, &body, &head.to_lowercase());
                 let mut resp = format!("HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n", body.len());
                 for (k, v) in headers {
                     resp.push_str(&format!("{k}: {v}\r\n"));

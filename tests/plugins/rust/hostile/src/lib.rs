@@ -22,6 +22,15 @@ fn ok(email: &str, raw: &str) -> VerificationResult {
     }
 }
 
+/// Recursion in wasm locals: overflows the engine's wasm stack.
+#[inline(never)]
+#[allow(unconditional_recursion)]
+fn recurse_native(n: u64) -> u64 {
+    black_box(recurse_native(black_box(n + 1))) ^ n
+}
+
+/// Recursion with arrays on the shadow stack in linear memory: runs off
+/// the bottom of memory.
 #[inline(never)]
 #[allow(unconditional_recursion)]
 fn recurse(n: u64, pad: [u64; 16]) -> u64 {
@@ -60,7 +69,8 @@ impl EmailVerifier for Hostile {
                     black_box(&hoard);
                 }
             }
-            "recurse" => Ok(ok(email, &recurse(0, [0; 16]).to_string())),
+            "recurse" => Ok(ok(email, &recurse_native(0).to_string())),
+            "recurse-shadow" => Ok(ok(email, &recurse(0, [0; 16]).to_string())),
             "panic" => panic!("hostile plugin panicked on purpose"),
             "file" => match std::fs::read_to_string("/etc/passwd") {
                 Ok(s) => Ok(ok(email, &format!("LEAK file {}", s.len()))),
