@@ -1,0 +1,9 @@
+//! Accounts (tenants), their members, plans and reseller clients.
+
+pub mod plans;
+pub mod reseller;
+pub mod routes;
+pub mod service;
+pub mod store;
+
+pub use plans::{Plan, Quota, ensure_quota, quota_view, require_plan};

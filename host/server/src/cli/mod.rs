@@ -1,0 +1,115 @@
+//! The `outreach` command line (clap).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+
+use crate::config::{Config, DEFAULT_TOML};
+use crate::platform::clock::SystemClock;
+use crate::state::AppState;
+
+mod accounts;
+mod keys;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "outreach",
+    version,
+    about = "B2B lead intelligence and outbound email"
+)]
+pub struct Cli {
+    /// TOML configuration file; OUTREACH_* environment variables override it.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the API server (and its workers).
+    Serve,
+    /// Apply database migrations and exit.
+    Migrate,
+    /// Configuration helpers.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Manage accounts.
+    #[command(subcommand)]
+    Accounts(accounts::AccountsCommand),
+    /// Manage API keys.
+    #[command(subcommand)]
+    Keys(keys::KeysCommand),
+    /// Manage reseller clients and their keys.
+    #[command(subcommand)]
+    Resellers(accounts::ResellersCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the default configuration file, with comments.
+    PrintDefault,
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_tracing(filter: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_new(filter)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    // Logs go to stderr so stdout carries only what commands print for scripts.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    if let Command::Config(ConfigCommand::PrintDefault) = cli.command {
+        print!("{DEFAULT_TOML}");
+        return Ok(());
+    }
+    let config = Config::load(cli.config.as_deref())?;
+    init_tracing(&config.log);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        match cli.command {
+            Command::Serve => crate::server::serve(config).await,
+            Command::Migrate => {
+                // Building the state connects and migrates.
+                let state = AppState::build(config, Arc::new(SystemClock)).await?;
+                println!("migrations applied ({:?})", state.db.backend);
+                Ok(())
+            }
+            Command::Accounts(cmd) => accounts::run(state(config).await?, cmd).await,
+            Command::Resellers(cmd) => accounts::run_resellers(state(config).await?, cmd).await,
+            Command::Keys(cmd) => keys::run(state(config).await?, cmd).await,
+            Command::Config(_) => unreachable!("handled above"),
+        }
+    })
+}
+
+async fn state(config: Config) -> anyhow::Result<AppState> {
+    AppState::build(config, Arc::new(SystemClock)).await
+}
+
+/// Turns an API error into a CLI error with its detail text.
+fn cli_err(e: crate::error::ApiError) -> anyhow::Error {
+    anyhow::anyhow!("{e}")
+}
+
+fn print_json(value: &impl serde::Serialize) {
+    println!("{}", serde_json::to_string(value).expect("serialisable"));
+}

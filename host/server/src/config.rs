@@ -1,0 +1,318 @@
+//! Configuration: built-in defaults, then an optional TOML file (`--config`),
+//! then `OUTREACH_*` environment variables, each layer overriding the previous.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+/// The whole server configuration. Every field has a default so that
+/// `outreach serve` with no configuration at all runs an embedded instance.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Address of the API listener.
+    pub listen: SocketAddr,
+    /// Address of the Prometheus metrics listener (kept off the API port so it
+    /// can stay private).
+    pub metrics_listen: SocketAddr,
+    /// Folder for the SQLite file, the master key and the plugins folder.
+    pub data_dir: PathBuf,
+    /// `sqlite://...` or `postgres://...`; empty means `<data_dir>/outreach.db`.
+    pub database_url: String,
+    /// Folder scanned for operator-supplied plugin components; empty means
+    /// `<data_dir>/plugins`.
+    pub plugins_dir: String,
+    /// Public base URL, used in links the server hands out (approval pages,
+    /// incoming-webhook URLs, password-reset mails).
+    pub public_base_url: String,
+    /// Fixed service prefix of every API key (`<prefix>_...`).
+    pub key_prefix: String,
+    /// Peers allowed to set `X-Forwarded-For`; requests from anyone else are
+    /// judged by their socket address only.
+    pub trusted_proxies: Vec<String>,
+    /// Base64 of a 32-byte master key. When empty, a key is generated into
+    /// `<data_dir>/master.key` (mode 0600) on first start.
+    pub encryption_key: String,
+    /// Older master keys (base64), kept so that rows encrypted before a
+    /// rotation still decrypt. Their versions are 1..=n in list order; the
+    /// current key's version is n + 1.
+    pub previous_encryption_keys: Vec<String>,
+    /// Usage rows are written in batches: at most this many milliseconds apart.
+    pub usage_flush_interval_ms: u64,
+    /// Maximum request body size in bytes.
+    pub max_body_bytes: usize,
+    pub smtp: SmtpConfig,
+    /// `tracing` filter, e.g. `info` or `outreach=debug`.
+    pub log: String,
+}
+
+/// Outgoing mail for dashboard messages such as password-reset links.
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct SmtpConfig {
+    /// Empty disables sending; the message is then written to the log instead.
+    pub host: String,
+    pub port: u16,
+    pub username: String,
+    pub password: String,
+    pub from: String,
+    /// `starttls`, `tls` or `none`.
+    pub security: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: "127.0.0.1:8080".parse().unwrap(),
+            metrics_listen: "127.0.0.1:9464".parse().unwrap(),
+            data_dir: PathBuf::from("./data"),
+            database_url: String::new(),
+            plugins_dir: String::new(),
+            public_base_url: "http://127.0.0.1:8080".into(),
+            key_prefix: "otr".into(),
+            trusted_proxies: Vec::new(),
+            encryption_key: String::new(),
+            previous_encryption_keys: Vec::new(),
+            usage_flush_interval_ms: 1000,
+            max_body_bytes: 2 * 1024 * 1024,
+            smtp: SmtpConfig {
+                port: 587,
+                security: "starttls".into(),
+                ..SmtpConfig::default()
+            },
+            log: "info".into(),
+        }
+    }
+}
+
+impl Config {
+    /// Loads defaults, then `file` when given, then the environment.
+    pub fn load(file: Option<&Path>) -> anyhow::Result<Config> {
+        let mut config = match file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading config file {}", path.display()))?;
+                toml::from_str(&text)
+                    .with_context(|| format!("parsing config file {}", path.display()))?
+            }
+            None => Config::default(),
+        };
+        config.apply_env(|name| std::env::var(name).ok())?;
+        Ok(config)
+    }
+
+    /// Applies `OUTREACH_*` overrides read through `get`, so tests can pass a map.
+    pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) -> anyhow::Result<()> {
+        fn parse<T: std::str::FromStr>(name: &str, v: String) -> anyhow::Result<T>
+        where
+            T::Err: std::fmt::Display,
+        {
+            v.parse::<T>()
+                .map_err(|e| anyhow::anyhow!("invalid {name}={v}: {e}"))
+        }
+        let list = |v: String| -> Vec<String> {
+            v.split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        };
+        if let Some(v) = get("OUTREACH_LISTEN") {
+            self.listen = parse("OUTREACH_LISTEN", v)?;
+        }
+        if let Some(v) = get("OUTREACH_METRICS_LISTEN") {
+            self.metrics_listen = parse("OUTREACH_METRICS_LISTEN", v)?;
+        }
+        if let Some(v) = get("OUTREACH_DATA_DIR") {
+            self.data_dir = PathBuf::from(v);
+        }
+        if let Some(v) = get("OUTREACH_DATABASE_URL") {
+            self.database_url = v;
+        }
+        if let Some(v) = get("OUTREACH_PLUGINS_DIR") {
+            self.plugins_dir = v;
+        }
+        if let Some(v) = get("OUTREACH_PUBLIC_BASE_URL") {
+            self.public_base_url = v;
+        }
+        if let Some(v) = get("OUTREACH_KEY_PREFIX") {
+            self.key_prefix = v;
+        }
+        if let Some(v) = get("OUTREACH_TRUSTED_PROXIES") {
+            self.trusted_proxies = list(v);
+        }
+        if let Some(v) = get("OUTREACH_ENCRYPTION_KEY") {
+            self.encryption_key = v;
+        }
+        if let Some(v) = get("OUTREACH_PREVIOUS_ENCRYPTION_KEYS") {
+            self.previous_encryption_keys = list(v);
+        }
+        if let Some(v) = get("OUTREACH_USAGE_FLUSH_INTERVAL_MS") {
+            self.usage_flush_interval_ms = parse("OUTREACH_USAGE_FLUSH_INTERVAL_MS", v)?;
+        }
+        if let Some(v) = get("OUTREACH_MAX_BODY_BYTES") {
+            self.max_body_bytes = parse("OUTREACH_MAX_BODY_BYTES", v)?;
+        }
+        if let Some(v) = get("OUTREACH_SMTP_HOST") {
+            self.smtp.host = v;
+        }
+        if let Some(v) = get("OUTREACH_SMTP_PORT") {
+            self.smtp.port = parse("OUTREACH_SMTP_PORT", v)?;
+        }
+        if let Some(v) = get("OUTREACH_SMTP_USERNAME") {
+            self.smtp.username = v;
+        }
+        if let Some(v) = get("OUTREACH_SMTP_PASSWORD") {
+            self.smtp.password = v;
+        }
+        if let Some(v) = get("OUTREACH_SMTP_FROM") {
+            self.smtp.from = v;
+        }
+        if let Some(v) = get("OUTREACH_SMTP_SECURITY") {
+            self.smtp.security = v;
+        }
+        if let Some(v) = get("OUTREACH_LOG") {
+            self.log = v;
+        }
+        self.validate()
+    }
+
+    fn validate(&self) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            !self.key_prefix.is_empty()
+                && self.key_prefix.chars().all(|c| c.is_ascii_alphanumeric()),
+            "key_prefix must be non-empty ASCII letters and digits"
+        );
+        anyhow::ensure!(
+            ["starttls", "tls", "none"].contains(&self.smtp.security.as_str()),
+            "smtp.security must be starttls, tls or none"
+        );
+        for proxy in &self.trusted_proxies {
+            crate::http::client_ip::parse_net(proxy)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("trusted_proxies entry {proxy}"))?;
+        }
+        Ok(())
+    }
+
+    /// The effective database URL (the embedded SQLite file when unset).
+    pub fn database_url(&self) -> String {
+        if self.database_url.is_empty() {
+            format!("sqlite://{}", self.data_dir.join("outreach.db").display())
+        } else {
+            self.database_url.clone()
+        }
+    }
+
+    /// The effective plugins folder.
+    pub fn plugins_dir(&self) -> PathBuf {
+        if self.plugins_dir.is_empty() {
+            self.data_dir.join("plugins")
+        } else {
+            PathBuf::from(&self.plugins_dir)
+        }
+    }
+}
+
+/// The commented default configuration printed by `outreach config print-default`.
+pub const DEFAULT_TOML: &str = r#"# Outreach configuration. Every setting is optional; the values shown are the
+# defaults. Each can also be set with an environment variable, which wins over
+# this file: OUTREACH_<NAME> in upper case (for example OUTREACH_LISTEN).
+
+# Address of the HTTP API.
+listen = "127.0.0.1:8080"
+
+# Address of the Prometheus metrics endpoint (GET /metrics). Keep it private.
+metrics_listen = "127.0.0.1:9464"
+
+# Folder holding the SQLite database, the master encryption key and plugins.
+data_dir = "./data"
+
+# Empty: embedded SQLite at <data_dir>/outreach.db.
+# PostgreSQL: "postgres://user:password@host:5432/outreach" (several servers may
+# share one PostgreSQL database).
+database_url = ""
+
+# Operator-supplied plugin components (name.wasm + name.toml). Empty: <data_dir>/plugins.
+plugins_dir = ""
+
+# Base URL clients use to reach this server; used in links the server sends.
+public_base_url = "http://127.0.0.1:8080"
+
+# Prefix of every API key: <key_prefix>_...
+key_prefix = "otr"
+
+# Reverse proxies whose X-Forwarded-For header is believed (IPs or CIDR ranges).
+trusted_proxies = []
+
+# Base64 of a 32-byte AES-256 key for secrets at rest. Empty: generated into
+# <data_dir>/master.key on first start (mode 0600). To rotate, move the old key
+# to previous_encryption_keys and set a new one here.
+encryption_key = ""
+previous_encryption_keys = []
+
+# Usage records are written in batches at most this many milliseconds apart.
+usage_flush_interval_ms = 1000
+
+# Largest accepted request body, in bytes.
+max_body_bytes = 2097152
+
+# tracing filter, for example "info" or "outreach=debug,info".
+log = "info"
+
+[smtp]
+# SMTP server for dashboard mail (password resets). Empty host: the message is
+# written to the log instead of being sent.
+host = ""
+port = 587
+username = ""
+password = ""
+from = ""
+# starttls, tls or none
+security = "starttls"
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn printed_default_parses_to_the_built_in_default() {
+        let parsed: Config = toml::from_str(DEFAULT_TOML).unwrap();
+        let built_in = Config::default();
+        assert_eq!(
+            serde_json::to_value(&parsed).unwrap(),
+            serde_json::to_value(&built_in).unwrap()
+        );
+    }
+
+    #[test]
+    fn environment_overrides_file_values() {
+        let mut config: Config = toml::from_str("listen = \"127.0.0.1:9000\"").unwrap();
+        let env: HashMap<&str, &str> = [
+            ("OUTREACH_LISTEN", "0.0.0.0:7000"),
+            ("OUTREACH_DATA_DIR", "/tmp/x"),
+            ("OUTREACH_TRUSTED_PROXIES", "10.0.0.0/8, 192.168.1.1"),
+        ]
+        .into();
+        config
+            .apply_env(|k| env.get(k).map(|v| v.to_string()))
+            .unwrap();
+        assert_eq!(config.listen.to_string(), "0.0.0.0:7000");
+        assert_eq!(config.database_url(), "sqlite:///tmp/x/outreach.db");
+        assert_eq!(config.trusted_proxies.len(), 2);
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        let mut config = Config::default();
+        assert!(
+            config
+                .apply_env(|k| (k == "OUTREACH_LISTEN").then(|| "nope".to_string()))
+                .is_err()
+        );
+        assert!(toml::from_str::<Config>("unknown_key = 1").is_err());
+    }
+}

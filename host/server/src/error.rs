@@ -1,0 +1,117 @@
+//! The one error type of the API and its mapping to spec/1 "Errors":
+//! every failure leaves as `{"detail": "..."}` with the spec's status.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// Detail text of every 401 on API-key routes (spec/1 "Errors").
+pub const INVALID_API_KEY: &str = "Invalid API key";
+/// Detail text of every 403 (spec/1 "Errors").
+pub const NO_ACCESS: &str = "API key does not have access to this resource";
+
+/// The error body of every failed request.
+#[derive(Debug, Serialize, serde::Deserialize, ToSchema)]
+pub struct ErrorBody {
+    pub detail: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// 400: malformed request, failed validation, plan limit reached.
+    #[error("{0}")]
+    BadRequest(String),
+    /// 401 with the given detail (`Invalid API key` or `Not authenticated`).
+    #[error("{0}")]
+    Unauthorized(&'static str),
+    /// 402: payment required (paid template not owned).
+    #[error("{0}")]
+    PaymentRequired(String),
+    /// 403 with the spec's fixed detail.
+    #[error("{NO_ACCESS}")]
+    Forbidden,
+    /// 403 with a specific detail, for the few 403s that are not about the key
+    /// (for example rating a template that was never installed).
+    #[error("{0}")]
+    ForbiddenDetail(String),
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{0}")]
+    PayloadTooLarge(String),
+    #[error("{0}")]
+    Unprocessable(String),
+    /// 429; the detail names the wait and `Retry-After` carries it.
+    #[error("Rate limit exceeded. Try again in {retry_after} seconds.")]
+    RateLimited { retry_after: u64 },
+    /// 502: every upstream vendor failed.
+    #[error("{0}")]
+    BadGateway(String),
+    /// 500: the cause is logged, never sent.
+    #[error("internal error")]
+    Internal(#[from] anyhow::Error),
+}
+
+impl ApiError {
+    pub fn bad_request(detail: impl Into<String>) -> Self {
+        ApiError::BadRequest(detail.into())
+    }
+    pub fn not_found(what: &str) -> Self {
+        ApiError::NotFound(format!("{what} not found"))
+    }
+
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::PaymentRequired(_) => StatusCode::PAYMENT_REQUIRED,
+            ApiError::Forbidden | ApiError::ForbiddenDetail(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::BadGateway(_) => StatusCode::BAD_GATEWAY,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+/// Store errors are internal unless an area maps them first (for example a
+/// unique violation to 409).
+impl From<sqlx::Error> for ApiError {
+    fn from(err: sqlx::Error) -> Self {
+        ApiError::Internal(err.into())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        let detail = match &self {
+            ApiError::Internal(cause) => {
+                tracing::error!(error = ?cause, "internal error");
+                "Internal server error".to_string()
+            }
+            other => other.to_string(),
+        };
+        let mut response = error_response(status, detail);
+        if let ApiError::RateLimited { retry_after } = self {
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from_str(&retry_after.to_string()).unwrap(),
+            );
+        }
+        response
+    }
+}
+
+/// Builds a `{"detail"}` response; also used by the middleware that rewrites
+/// framework-generated errors into this shape.
+pub fn error_response(status: StatusCode, detail: String) -> Response {
+    (status, axum::Json(ErrorBody { detail })).into_response()
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;

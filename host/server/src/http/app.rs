@@ -1,0 +1,131 @@
+//! Router assembly: every area's routes, the API-key layer on `/v1`, the
+//! error-shape and tracing layers, the OpenAPI document and health checks.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use tower_http::trace::TraceLayer;
+use utoipa::{OpenApi, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::auth::require_api_key;
+use super::errors::{json_errors, not_found};
+use super::openapi::BaseDoc;
+use crate::error::ErrorBody;
+use crate::state::AppState;
+
+/// Routes that need an API key. Each area adds its router here.
+fn v1_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .merge(crate::accounts::routes::router())
+        .merge(crate::usage::routes::router())
+}
+
+/// Routes without an API key: health, dashboard sign-in, and the public
+/// endpoints of later areas (known-providers, incoming webhooks...).
+fn public_routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(healthz))
+        .routes(routes!(readyz))
+        .merge(crate::auth::routes::router())
+}
+
+/// The OpenAPI document of every route.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    let (_, v1) = v1_routes().split_for_parts();
+    let (_, public) = public_routes().split_for_parts();
+    let mut doc = BaseDoc::openapi();
+    doc.merge(v1);
+    doc.merge(public);
+    doc
+}
+
+pub fn router(state: AppState) -> Router {
+    let (v1, v1_doc) = v1_routes().split_for_parts();
+    let (public, public_doc) = public_routes().split_for_parts();
+    let mut doc = BaseDoc::openapi();
+    doc.merge(v1_doc);
+    doc.merge(public_doc);
+    let doc_json: Arc<[u8]> = serde_json::to_vec(&doc).expect("OpenAPI serialises").into();
+
+    let v1 = v1.route_layer(middleware::from_fn_with_state(
+        state.clone(),
+        require_api_key,
+    ));
+    Router::new()
+        .merge(v1)
+        .merge(public)
+        .route(
+            "/openapi.json",
+            axum::routing::get(move || {
+                let doc = doc_json.clone();
+                async move { ([(header::CONTENT_TYPE, "application/json")], doc.to_vec()) }
+            }),
+        )
+        // A route layer runs after routing, so it sees the route template.
+        .route_layer(middleware::from_fn(http_metrics))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .layer(middleware::from_fn(json_errors))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+/// Request counts and latencies per route template, for Prometheus.
+async fn http_metrics(req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_string(), |m| m.as_str().to_string());
+    let method = req.method().to_string();
+    let response = next.run(req).await;
+    let status = response.status().as_u16().to_string();
+    metrics::counter!("outreach_http_requests_total", "method" => method.clone(), "route" => route.clone(), "status" => status).increment(1);
+    metrics::histogram!("outreach_http_request_duration_seconds", "method" => method, "route" => route)
+        .record(started.elapsed().as_secs_f64());
+    response
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Health {
+    pub status: String,
+}
+
+/// Liveness: the process answers.
+#[utoipa::path(get, path = "/healthz", tag = "health",
+    responses((status = 200, description = "Alive", body = Health)))]
+async fn healthz() -> axum::Json<Health> {
+    axum::Json(Health {
+        status: "ok".into(),
+    })
+}
+
+/// Readiness: the database answers.
+#[utoipa::path(get, path = "/readyz", tag = "health",
+    responses(
+        (status = 200, description = "Ready", body = Health),
+        (status = 503, description = "Database unavailable", body = ErrorBody),
+    ))]
+async fn readyz(State(state): State<AppState>) -> Response {
+    match sqlx::query("SELECT 1").execute(&state.db.pool).await {
+        Ok(_) => axum::Json(Health {
+            status: "ready".into(),
+        })
+        .into_response(),
+        Err(e) => {
+            tracing::warn!(error = %e, "readiness check failed");
+            crate::error::error_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Database unavailable".into(),
+            )
+        }
+    }
+}

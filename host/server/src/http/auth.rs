@@ -1,0 +1,215 @@
+//! API-key authentication for `/v1`, with everything that hangs off a key:
+//! suspension and reseller checks, IP and endpoint-group restrictions, the
+//! per-minute limit with burst, the monthly quota, the rate-limit headers and
+//! usage recording.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{FromRequestParts, MatchedPath, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::client_ip::{client_ip, contains};
+use crate::accounts::plans::{Plan, require_plan};
+use crate::api_keys::VerifiedKey;
+use crate::error::{ApiError, ApiResult, INVALID_API_KEY};
+use crate::platform::limiter::Decision;
+use crate::state::AppState;
+use crate::usage::recorder::{ResultsCount, UsageEvent};
+
+/// The authenticated caller of a `/v1` route.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub account_id: i64,
+    /// The key's creator; `None` for keys made by an operator on the CLI.
+    pub user_id: Option<i64>,
+    pub plan: Plan,
+    pub api_key_id: i64,
+    pub reseller_client_id: Option<i64>,
+}
+
+impl Caller {
+    /// 403 unless the account's plan is at least `need` ("Starter+").
+    pub fn require(&self, need: Plan) -> ApiResult<()> {
+        require_plan(self.plan, need)
+    }
+
+    /// The identity "per user" limits count against: the key's user, or the
+    /// key itself when it has none.
+    pub fn user_key(&self) -> String {
+        match self.user_id {
+            Some(u) => format!("u{u}"),
+            None => format!("k{}", self.api_key_id),
+        }
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        parts
+            .extensions
+            .get::<Caller>()
+            .cloned()
+            .ok_or(ApiError::Unauthorized(INVALID_API_KEY))
+    }
+}
+
+pub fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
+}
+
+/// Route layer of every authenticated `/v1` route.
+pub async fn require_api_key(
+    State(state): State<AppState>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    let started = Instant::now();
+    let Some(token) = bearer(req.headers()) else {
+        return ApiError::Unauthorized(INVALID_API_KEY).into_response();
+    };
+    let key = match state.keys.verify(token).await {
+        Ok(Some(key)) => key,
+        Ok(None) => return ApiError::Unauthorized(INVALID_API_KEY).into_response(),
+        Err(e) => return ApiError::Internal(e).into_response(),
+    };
+    let endpoint = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|m| m.as_str().to_string())
+        .unwrap_or_else(|| req.uri().path().to_string());
+    let group = endpoint_group(&endpoint);
+    let ip = client_ip(&req, &state.trusted_proxies);
+
+    let caller = Caller {
+        account_id: key.account_id,
+        user_id: key.user_id,
+        plan: key.plan,
+        api_key_id: key.key_id,
+        reseller_client_id: key.reseller.as_ref().map(|c| c.id),
+    };
+    let method = req.method().to_string();
+    let filters = req.uri().query().map(crate::usage::recorder::query_summary);
+
+    let (mut response, decision, quota_pct, admitted) = match admit(&state, &key, group, ip).await {
+        Err((err, decision)) => (err.into_response(), decision, None, false),
+        Ok((decision, quota_pct)) => {
+            req.extensions_mut().insert(caller.clone());
+            (next.run(req).await, Some(decision), quota_pct, true)
+        }
+    };
+
+    if let Some(d) = decision {
+        rate_headers(response.headers_mut(), &d, quota_pct);
+    }
+    let results_count = response
+        .extensions()
+        .get::<ResultsCount>()
+        .map_or(0, |r| r.0);
+    state.usage.record(UsageEvent {
+        account_id: caller.account_id,
+        api_key_id: Some(caller.api_key_id),
+        reseller_client_id: caller.reseller_client_id,
+        ts_ms: state.clock.now_ms(),
+        method,
+        category: group.to_string(),
+        endpoint,
+        status: response.status().as_u16(),
+        response_time_ms: started.elapsed().as_millis() as i64,
+        filters_summary: filters,
+        results_count,
+        billable: admitted,
+    });
+    response
+}
+
+/// Decides whether an authenticated key may make this request. On refusal,
+/// the minute-window decision (when one was taken) still goes into headers.
+async fn admit(
+    state: &AppState,
+    key: &Arc<VerifiedKey>,
+    group: &str,
+    ip: std::net::IpAddr,
+) -> Result<(Decision, Option<u64>), (ApiError, Option<Decision>)> {
+    let reseller_disabled = key.reseller.as_ref().is_some_and(|c| c.disabled);
+    if key.account_suspended || reseller_disabled {
+        return Err((ApiError::Forbidden, None));
+    }
+    if !key.allowed_ips.is_empty() && !contains(&key.allowed_ips, ip) {
+        return Err((ApiError::Forbidden, None));
+    }
+    if !key.allowed_groups.is_empty() && !key.allowed_groups.iter().any(|g| g == group) {
+        return Err((ApiError::Forbidden, None));
+    }
+    let decision = state
+        .limits
+        .api
+        .check(&key.key_id.to_string(), key.plan.requests_per_minute());
+    if !decision.allowed {
+        return Err((
+            ApiError::RateLimited {
+                retry_after: decision.retry_after_secs,
+            },
+            Some(decision),
+        ));
+    }
+    match state.quota.consume(state, key).await {
+        Ok(pct) => Ok((decision, pct)),
+        Err(err) => Err((err, Some(decision))),
+    }
+}
+
+fn rate_headers(headers: &mut HeaderMap, d: &Decision, quota_pct: Option<u64>) {
+    let num = |n: u64| HeaderValue::from_str(&n.to_string()).unwrap();
+    headers.insert("x-ratelimit-limit", num(d.limit as u64));
+    headers.insert("x-ratelimit-remaining", num(d.remaining as u64));
+    headers.insert("x-ratelimit-reset", num((d.reset_at_ms / 1000) as u64));
+    if let Some(pct) = quota_pct {
+        headers.insert("x-quota-pct", num(pct));
+    }
+}
+
+/// The endpoint group of a route: its first path segment after `/v1/`.
+pub fn endpoint_group(endpoint: &str) -> &str {
+    endpoint
+        .strip_prefix("/v1/")
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or("")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_are_the_first_segment() {
+        assert_eq!(endpoint_group("/v1/usage/stats"), "usage");
+        assert_eq!(
+            endpoint_group("/v1/sequences/{sequence_id}/steps"),
+            "sequences"
+        );
+        assert_eq!(endpoint_group("/healthz"), "");
+    }
+
+    #[test]
+    fn bearer_parsing() {
+        let mut h = HeaderMap::new();
+        assert_eq!(bearer(&h), None);
+        h.insert(header::AUTHORIZATION, "Bearer abc".parse().unwrap());
+        assert_eq!(bearer(&h), Some("abc"));
+        h.insert(header::AUTHORIZATION, "bearer  xyz ".parse().unwrap());
+        assert_eq!(bearer(&h), Some("xyz"));
+        h.insert(header::AUTHORIZATION, "Basic abc".parse().unwrap());
+        assert_eq!(bearer(&h), None);
+    }
+}

@@ -1,0 +1,12 @@
+//! The HTTP edge: router assembly, extractors that answer bad input in the
+//! spec's error shape, API-key and dashboard authentication, client IPs and
+//! the OpenAPI document.
+
+pub mod app;
+pub mod auth;
+pub mod client_ip;
+pub mod errors;
+pub mod extract;
+pub mod openapi;
+#[cfg(test)]
+mod tests;

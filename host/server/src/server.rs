@@ -1,0 +1,105 @@
+//! `outreach serve`: the API listener, the metrics listener, first-start
+//! bootstrap and graceful shutdown.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use anyhow::Context;
+use axum::Router;
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use tokio::net::TcpListener;
+
+use crate::accounts::plans::Plan;
+use crate::accounts::service::create_account;
+use crate::accounts::store::claim_setting;
+use crate::config::Config;
+use crate::http::app::router;
+use crate::platform::clock::SystemClock;
+use crate::state::AppState;
+
+pub const BOOTSTRAP_ADMIN_EMAIL: &str = "admin@outreach.local";
+
+pub async fn serve(config: Config) -> anyhow::Result<()> {
+    let metrics = PrometheusBuilder::new()
+        .install_recorder()
+        .context("installing the metrics recorder")?;
+    let state = AppState::build(config, Arc::new(SystemClock)).await?;
+    bootstrap_admin(&state).await?;
+
+    let metrics_listener = TcpListener::bind(state.config.metrics_listen)
+        .await
+        .with_context(|| format!("binding metrics listener {}", state.config.metrics_listen))?;
+    println!(
+        "metrics on http://{}/metrics",
+        metrics_listener.local_addr()?
+    );
+    tokio::spawn(serve_metrics(metrics_listener, metrics));
+
+    let listener = TcpListener::bind(state.config.listen)
+        .await
+        .with_context(|| format!("binding {}", state.config.listen))?;
+    let addr = listener.local_addr()?;
+    // Scripts and the end-to-end tests read this line to find a port-0 listener.
+    println!("listening on http://{addr}");
+    tracing::info!(%addr, database = %crate::store::redact_url(&state.config.database_url()), "serving");
+
+    let app = router(state.clone());
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown_signal())
+    .await?;
+    state.usage.flush().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// On the very first start, creates an Enterprise admin account and prints
+/// its API key once. The settings row makes this happen once even when
+/// several processes start together on one PostgreSQL database.
+async fn bootstrap_admin(state: &AppState) -> anyhow::Result<()> {
+    if !claim_setting(&state.db, "bootstrap_admin", BOOTSTRAP_ADMIN_EMAIL).await? {
+        return Ok(());
+    }
+    let created = create_account(state, BOOTSTRAP_ADMIN_EMAIL, Plan::Enterprise, None)
+        .await
+        .map_err(|e| anyhow::anyhow!("creating the admin account: {e}"))?;
+    println!(
+        "created admin account {} ({BOOTSTRAP_ADMIN_EMAIL}, enterprise plan)\n\
+         admin API key (shown once, store it now): {}",
+        created.account_id, created.api_key
+    );
+    Ok(())
+}
+
+async fn serve_metrics(listener: TcpListener, handle: PrometheusHandle) {
+    let app = Router::new().route(
+        "/metrics",
+        axum::routing::get(move || {
+            let handle = handle.clone();
+            async move { handle.render() }
+        }),
+    );
+    if let Err(e) = axum::serve(listener, app).await {
+        tracing::error!(error = %e, "metrics listener failed");
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

@@ -1,0 +1,111 @@
+//! The application state every handler, service and worker receives.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ipnet::IpNet;
+
+use crate::api_keys::ApiKeyService;
+use crate::auth::jwt::JwtKeys;
+use crate::config::Config;
+use crate::error::{ApiError, ApiResult};
+use crate::http::client_ip::parse_net;
+use crate::platform::clock::SharedClock;
+use crate::platform::jobs::JobQueue;
+use crate::platform::limiter::{API_BURST, Limiter};
+use crate::platform::mail::Mailer;
+use crate::platform::secrets::Secrets;
+use crate::store::Db;
+use crate::usage::quota::QuotaCounters;
+use crate::usage::recorder::UsageRecorder;
+
+/// Rate limiters shared by all areas.
+#[derive(Debug)]
+pub struct Limits {
+    /// Per API key per minute, plan-dependent, with the 2x short burst.
+    pub api: Limiter,
+    /// Any "N per minute" rule keyed by user, token or IP (enroll, test-send,
+    /// incoming webhooks, sign-in routes...). Keys are namespaced by rule.
+    pub per_minute: Limiter,
+    /// Rules counted over five minutes (password reset routes).
+    pub per_five_minutes: Limiter,
+}
+
+#[derive(Clone, Debug)]
+pub struct AppState {
+    pub config: Arc<Config>,
+    pub db: Db,
+    pub clock: SharedClock,
+    pub secrets: Arc<Secrets>,
+    pub jobs: JobQueue,
+    pub mailer: Mailer,
+    pub keys: ApiKeyService,
+    pub limits: Arc<Limits>,
+    pub usage: UsageRecorder,
+    pub quota: Arc<QuotaCounters>,
+    pub trusted_proxies: Arc<Vec<IpNet>>,
+    pub jwt: Arc<JwtKeys>,
+}
+
+impl std::fmt::Debug for JwtKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("JwtKeys")
+    }
+}
+
+impl AppState {
+    /// Connects to the database, applies migrations, loads or generates the
+    /// master key and starts the usage writer.
+    pub async fn build(config: Config, clock: SharedClock) -> anyhow::Result<AppState> {
+        std::fs::create_dir_all(&config.data_dir)?;
+        let db = Db::connect(&config.database_url()).await?;
+        crate::store::migrate::run(&db).await?;
+        let secrets = Secrets::load_or_generate(
+            &config.encryption_key,
+            &config.previous_encryption_keys,
+            &config.data_dir,
+        )?;
+        let jwt = JwtKeys::new(&secrets.derive("dashboard-jwt"));
+        let minute = Duration::from_secs(60);
+        Ok(AppState {
+            db: db.clone(),
+            jobs: JobQueue::new(db.clone(), clock.clone()),
+            mailer: Mailer::new(&config.smtp)?,
+            keys: ApiKeyService::new(db.clone(), clock.clone(), &config.key_prefix),
+            limits: Arc::new(Limits {
+                api: Limiter::new(minute, Some(API_BURST), clock.clone()),
+                per_minute: Limiter::new(minute, None, clock.clone()),
+                per_five_minutes: Limiter::new(Duration::from_secs(300), None, clock.clone()),
+            }),
+            usage: UsageRecorder::spawn(db, Duration::from_millis(config.usage_flush_interval_ms)),
+            quota: Arc::new(QuotaCounters::default()),
+            trusted_proxies: Arc::new(
+                config
+                    .trusted_proxies
+                    .iter()
+                    .filter_map(|p| parse_net(p).ok())
+                    .collect(),
+            ),
+            secrets: Arc::new(secrets),
+            jwt: Arc::new(jwt),
+            config: Arc::new(config),
+            clock,
+        })
+    }
+
+    /// The reusable "N per minute" check: `rule` names the limit (for example
+    /// `enroll`), `who` the user, token or IP it counts against.
+    pub fn limit_per_minute(&self, rule: &str, who: &str, limit: u32) -> ApiResult<()> {
+        let d = self
+            .limits
+            .per_minute
+            .check(&format!("{rule}:{who}"), limit);
+        if d.allowed {
+            Ok(())
+        } else {
+            Err(ApiError::RateLimited {
+                retry_after: d.retry_after_secs,
+            })
+        }
+    }
+}

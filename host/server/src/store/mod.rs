@@ -1,0 +1,95 @@
+//! The database handle shared by every area's store module.
+//!
+//! Both backends go through sqlx's `Any` driver so each area writes one SQL text
+//! per operation with `$N` placeholders. Where the dialects differ (job claiming,
+//! upserts), the area matches on [`Backend`] and keeps both variants side by side.
+//! Timestamps are stored as BIGINT milliseconds since the Unix epoch and JSON as
+//! TEXT, because those two representations behave identically on both engines.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use anyhow::Context;
+use sqlx::any::{AnyPoolOptions, install_default_drivers};
+use sqlx::{AnyPool, Executor};
+
+pub mod migrate;
+
+/// Which SQL engine the pool talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// A cloneable database handle: the pool plus the backend it speaks.
+#[derive(Clone, Debug)]
+pub struct Db {
+    pub pool: AnyPool,
+    pub backend: Backend,
+}
+
+impl Db {
+    /// Connects to `url` (`sqlite://...` or `postgres://...`) and applies the
+    /// per-connection settings each backend needs.
+    pub async fn connect(url: &str) -> anyhow::Result<Db> {
+        install_default_drivers();
+        let backend = if url.starts_with("sqlite:") {
+            Backend::Sqlite
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Backend::Postgres
+        } else {
+            anyhow::bail!("unsupported database_url scheme (use sqlite:// or postgres://)");
+        };
+        let options = AnyPoolOptions::new().acquire_timeout(Duration::from_secs(10));
+        let pool = match backend {
+            Backend::Sqlite => {
+                // WAL lets readers proceed while one writer commits; the busy timeout
+                // makes concurrent writers wait instead of failing with SQLITE_BUSY.
+                let url = if url.contains('?') {
+                    url.to_string()
+                } else {
+                    format!("{url}?mode=rwc")
+                };
+                options
+                    .max_connections(8)
+                    .after_connect(|conn, _meta| {
+                        Box::pin(async move {
+                            conn.execute("PRAGMA journal_mode=WAL").await?;
+                            conn.execute("PRAGMA busy_timeout=10000").await?;
+                            conn.execute("PRAGMA foreign_keys=ON").await?;
+                            conn.execute("PRAGMA synchronous=NORMAL").await?;
+                            Ok(())
+                        })
+                    })
+                    .connect(&url)
+                    .await
+            }
+            Backend::Postgres => options.max_connections(16).connect(url).await,
+        }
+        .with_context(|| format!("connecting to {}", redact_url(url)))?;
+        Ok(Db { pool, backend })
+    }
+}
+
+/// Hides the password of a database URL before it reaches a log line.
+pub fn redact_url(url: &str) -> String {
+    match url::Url::from_str(url) {
+        Ok(mut parsed) if parsed.password().is_some() => {
+            let _ = parsed.set_password(Some("***"));
+            parsed.to_string()
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// True when a sqlx error is a unique-constraint violation on either backend,
+/// which areas map to 409.
+pub fn is_unique_violation(err: &sqlx::Error) -> bool {
+    match err {
+        sqlx::Error::Database(db) => {
+            db.is_unique_violation() || db.message().contains("UNIQUE constraint failed")
+        }
+        _ => false,
+    }
+}

@@ -1,0 +1,221 @@
+//! Test harness for area tests: a real `AppState` on SQLite or PostgreSQL
+//! (chosen by `OUTREACH_TEST_BACKEND`), a manual clock, and helpers that
+//! drive the router in-process.
+//!
+//! On PostgreSQL each `TestApp` gets its own database, dropped afterwards;
+//! `OUTREACH_TEST_POSTGRES_URL` names the server (default
+//! `postgres://postgres@127.0.0.1:5432/postgres`).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::ConnectInfo;
+use axum::http::{HeaderMap, Method, Request, StatusCode};
+use chrono::TimeZone;
+use http_body_util::BodyExt;
+use serde_json::Value;
+use tower::ServiceExt;
+
+use crate::accounts::plans::Plan;
+use crate::accounts::service::create_account;
+use crate::config::Config;
+use crate::platform::clock::ManualClock;
+use crate::state::AppState;
+
+pub struct TestApp {
+    pub state: AppState,
+    pub router: Router,
+    pub clock: Arc<ManualClock>,
+    _dir: tempfile::TempDir,
+    postgres: Option<(String, String)>,
+}
+
+pub struct TestAccount {
+    pub account_id: i64,
+    pub user_id: i64,
+    pub api_key: String,
+}
+
+#[derive(Debug)]
+pub struct TestResponse {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+impl TestResponse {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+    pub fn detail(&self) -> &str {
+        self.body["detail"].as_str().unwrap_or("")
+    }
+}
+
+pub fn postgres_admin_url() -> String {
+    std::env::var("OUTREACH_TEST_POSTGRES_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+pub fn use_postgres() -> bool {
+    std::env::var("OUTREACH_TEST_BACKEND").is_ok_and(|b| b == "postgres")
+}
+
+/// Creates a fresh PostgreSQL database and returns its URL.
+pub async fn fresh_postgres_database() -> (String, String) {
+    sqlx::any::install_default_drivers();
+    let admin = postgres_admin_url();
+    let name = format!("outreach_t_{}", uuid::Uuid::new_v4().simple());
+    let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&admin)
+        .await
+        .expect("PostgreSQL for tests (set OUTREACH_TEST_POSTGRES_URL)");
+    let create = format!("CREATE DATABASE {name}");
+    sqlx::query(sqlx::AssertSqlSafe(create))
+        .execute(&mut conn)
+        .await
+        .unwrap();
+    let base = admin.rsplit_once('/').unwrap().0;
+    (format!("{base}/{name}"), name)
+}
+
+impl TestApp {
+    pub async fn new() -> TestApp {
+        let _ = tracing_subscriber::fmt()
+            .with_test_writer()
+            .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
+            .try_init();
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config {
+            data_dir: dir.path().to_path_buf(),
+            usage_flush_interval_ms: 20,
+            ..Config::default()
+        };
+        let postgres = if use_postgres() {
+            let (url, name) = fresh_postgres_database().await;
+            config.database_url = url;
+            Some((postgres_admin_url(), name))
+        } else {
+            None
+        };
+        let clock = ManualClock::new(
+            chrono::Utc
+                .with_ymd_and_hms(2026, 11, 21, 12, 0, 0)
+                .unwrap(),
+        );
+        let state = AppState::build(config, clock.clone()).await.unwrap();
+        let router = crate::http::app::router(state.clone());
+        TestApp {
+            state,
+            router,
+            clock,
+            _dir: dir,
+            postgres,
+        }
+    }
+
+    pub async fn account(&self, plan: Plan) -> TestAccount {
+        let email = format!("{}@example.com", uuid::Uuid::new_v4().simple());
+        let c = create_account(&self.state, &email, plan, Some("password123"))
+            .await
+            .unwrap();
+        TestAccount {
+            account_id: c.account_id,
+            user_id: c.user_id,
+            api_key: c.api_key,
+        }
+    }
+
+    /// Sends a request from 127.0.0.1.
+    pub async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        auth: Option<&str>,
+        body: Option<Value>,
+    ) -> TestResponse {
+        self.call_from("127.0.0.1:40000", method, path, auth, body)
+            .await
+    }
+
+    pub async fn call_from(
+        &self,
+        peer: &str,
+        method: &str,
+        path: &str,
+        auth: Option<&str>,
+        body: Option<Value>,
+    ) -> TestResponse {
+        let mut builder = Request::builder()
+            .method(Method::from_bytes(method.as_bytes()).unwrap())
+            .uri(path);
+        if let Some(token) = auth {
+            builder = builder.header("authorization", format!("Bearer {token}"));
+        }
+        let body = match body {
+            Some(v) => {
+                builder = builder.header("content-type", "application/json");
+                Body::from(v.to_string())
+            }
+            None => Body::empty(),
+        };
+        let mut req = builder.body(body).unwrap();
+        req.extensions_mut()
+            .insert(ConnectInfo(peer.parse::<SocketAddr>().unwrap()));
+        self.send(req).await
+    }
+
+    pub async fn send(&self, req: Request<Body>) -> TestResponse {
+        let response = self.router.clone().oneshot(req).await.unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()))
+        };
+        TestResponse {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    pub async fn get(&self, path: &str, key: &str) -> TestResponse {
+        self.call("GET", path, Some(key), None).await
+    }
+
+    pub async fn post(&self, path: &str, key: &str, body: Value) -> TestResponse {
+        self.call("POST", path, Some(key), Some(body)).await
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some((admin, name)) = self.postgres.take() {
+            // Drop cannot await, and the test's runtime is blocked while we
+            // wait here, so a helper thread with its own runtime removes the
+            // database; FORCE ends the pool's open sessions.
+            let _ = std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                rt.block_on(async move {
+                    if let Ok(mut conn) =
+                        <sqlx::AnyConnection as sqlx::Connection>::connect(&admin).await
+                    {
+                        let drop = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
+                        let _ = sqlx::query(sqlx::AssertSqlSafe(drop))
+                            .execute(&mut conn)
+                            .await;
+                    }
+                });
+            })
+            .join();
+        }
+    }
+}
