@@ -23,7 +23,7 @@ fn main() {
     std::fs::create_dir_all(&test_dir).unwrap();
     println!("cargo:rustc-env=OUTREACH_TEST_GUESTS={}", test_dir.display());
     println!("cargo:rerun-if-env-changed=OUTREACH_SKIP_GUEST_BUILD");
-    for p in ["wit", "sdk-guest/src", "sdk-guest/Cargo.toml", "sdk-guest/build.rs", "plugins", "marketplace", "tests/plugins/rust"] {
+    for p in ["wit", "sdk-guest/src", "sdk-guest/Cargo.toml", "sdk-guest/build.rs", "plugins", "marketplace", "tests/plugins/rust", "plugins/.cargo/config.toml"] {
         println!("cargo:rerun-if-changed={}", root.join(p).display());
     }
 
@@ -38,6 +38,8 @@ fn main() {
     };
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
+    // Run from the guest workspace so its .cargo/config.toml applies.
+    cmd.current_dir(root.join("plugins"));
     cmd.args(["build", "--release", "--target", "wasm32-wasip2", "--manifest-path"])
         .arg(root.join("plugins/Cargo.toml"))
         .arg("--target-dir")

@@ -104,6 +104,14 @@ fn main() {
         }
         let isolated_total = start.elapsed();
 
+        if std::env::var_os("BENCH_BREAKDOWN").is_some() {
+            let mut acc = [Duration::ZERO; 5];
+            for _ in 0..5000 {
+                let b = runtime.__breakdown("trivial").await;
+                for k in 0..5 { acc[k] += b[k]; }
+            }
+            println!("breakdown µs (state, store, instantiate, call, drop): {:?}", acc.map(|d| d.as_secs_f64() * 1e6 / 5000.0));
+        }
         let np50 = report("native", native, native_total);
         let ip50 = report("isolated", isolated, isolated_total);
         println!("p50 overhead of isolation: {:.2} µs", (ip50.saturating_sub(np50)).as_secs_f64() * 1e6);

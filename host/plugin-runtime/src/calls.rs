@@ -81,8 +81,12 @@ impl PluginRuntime {
         };
         let timeout = if record { p.manifest.limits.timeout() } else { METADATA_TIMEOUT };
         let started = Instant::now();
-        let store = self.new_store(p, extra_rule, timeout);
-        let outcome = match tokio::time::timeout(timeout, f(store)).await {
+        let run = async {
+            let _slot = self.inner.slots.acquire().await;
+            let store = self.new_store(p, extra_rule, timeout);
+            f(store).await
+        };
+        let outcome = match tokio::time::timeout(timeout, run).await {
             Err(_) => Err(CallError::Timeout(format!(
                 "wall-clock timeout of {} ms exceeded",
                 timeout.as_millis()
@@ -380,5 +384,34 @@ impl PluginRuntime {
             }
         }
         out
+    }
+}
+
+impl PluginRuntime {
+    #[doc(hidden)]
+    pub async fn __breakdown(&self, id: &str) -> [Duration; 5] {
+        let p = self.get(id).unwrap();
+        let KindPre::Verifier(pre) = &p.pre else { panic!() };
+        let ctx = vendor_ctx("k", None);
+        let t0 = Instant::now();
+        let st = CallState::new(CallSetup {
+            plugin: Arc::from("x"),
+            memory_bytes: 1 << 26,
+            cpu_ticks: 100,
+            timeout: Duration::from_secs(1),
+            net: None,
+            extra_rule: None,
+        });
+        let t1 = Instant::now();
+        let mut store = self.new_store(&p, None, Duration::from_secs(1));
+        drop(st);
+        let t2 = Instant::now();
+        let i = pre.instantiate_async(&mut store).await.unwrap();
+        let t3 = Instant::now();
+        let _ = i.outreach_plugin_verifier().call_verify(&mut store, &ctx, "a@b.co").await.unwrap();
+        let t4 = Instant::now();
+        drop(store);
+        let t5 = Instant::now();
+        [t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4]
     }
 }

@@ -128,6 +128,9 @@ pub(crate) struct Inner {
     pub registry: RwLock<HashMap<String, Arc<LoadedPlugin>>>,
     /// Fingerprints of files seen in the plugins folder, for the watcher.
     pub seen: Mutex<crate::dir::DirState>,
+    /// Calls in flight are bounded by the pool's instance slots, so a burst
+    /// waits for a slot (within its timeout) instead of failing.
+    pub slots: tokio::sync::Semaphore,
     _ticker: EpochTicker,
 }
 
@@ -161,6 +164,7 @@ impl PluginRuntime {
             pooling,
             registry: RwLock::new(HashMap::new()),
             seen: Mutex::new(Default::default()),
+            slots: tokio::sync::Semaphore::new(engine::MAX_CONCURRENT_CALLS),
         };
         let rt = PluginRuntime { inner: Arc::new(inner) };
         if rt.inner.config.load_first_party {
