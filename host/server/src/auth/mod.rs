@@ -6,4 +6,6 @@ pub mod jwt;
 pub mod password;
 pub mod routes;
 pub mod service;
+#[cfg(test)]
+mod tests;
 pub mod totp;

@@ -182,3 +182,122 @@ impl JobQueue {
             .await?)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+    use crate::testing::TestApp;
+
+    /// Several claimers, each on its own pool (as separate processes would
+    /// be), drain one queue concurrently; no job may be taken twice.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn concurrent_claimers_never_take_the_same_job() {
+        let app = TestApp::new().await;
+        let queue = JobQueue::new(app.state.db.clone(), app.state.clock.clone());
+        for i in 0..200 {
+            queue
+                .enqueue(NewJob::new("test", serde_json::json!({ "n": i })))
+                .await
+                .unwrap();
+        }
+        let url = app.state.config.database_url();
+        let mut workers = Vec::new();
+        for w in 0..4 {
+            let db = crate::store::Db::connect(&url).await.unwrap();
+            let q = JobQueue::new(db, app.state.clock.clone());
+            workers.push(tokio::spawn(async move {
+                let owner = format!("worker-{w}");
+                let mut taken = Vec::new();
+                loop {
+                    let jobs = q
+                        .claim("test", &owner, Duration::from_secs(60), 7)
+                        .await
+                        .unwrap();
+                    if jobs.is_empty() {
+                        break;
+                    }
+                    for job in jobs {
+                        assert!(q.complete(job.id, &owner).await.unwrap());
+                        taken.push(job.id);
+                    }
+                }
+                taken
+            }));
+        }
+        let mut seen = HashSet::new();
+        let mut total = 0;
+        for w in workers {
+            let taken = w.await.unwrap();
+            total += taken.len();
+            seen.extend(taken);
+        }
+        assert_eq!(total, 200, "every job claimed exactly once");
+        assert_eq!(seen.len(), 200);
+    }
+
+    #[tokio::test]
+    async fn leases_expire_failures_retry_and_idempotency_keys_dedupe() {
+        let app = TestApp::new().await;
+        let q = app.state.jobs.clone();
+        let mut job = NewJob::new("mail", serde_json::json!({"to": "a@example.com"}));
+        job.idempotency_key = Some("send-1".into());
+        job.max_attempts = 2;
+        let id = q.enqueue(job.clone()).await.unwrap().unwrap();
+        assert_eq!(q.enqueue(job).await.unwrap(), None, "duplicate key");
+
+        let claimed = q
+            .claim("mail", "a", Duration::from_secs(30), 10)
+            .await
+            .unwrap();
+        assert_eq!(claimed.len(), 1);
+        assert!(
+            q.claim("mail", "b", Duration::from_secs(30), 10)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        // The first worker dies; after the lease another takes over.
+        app.clock.advance(Duration::from_secs(31));
+        let again = q
+            .claim("mail", "b", Duration::from_secs(30), 10)
+            .await
+            .unwrap();
+        assert_eq!(again[0].id, id);
+        assert_eq!(again[0].attempts, 2);
+        // The stale owner can no longer complete it.
+        assert!(!q.complete(id, "a").await.unwrap());
+        q.fail(&again[0], "b", "smtp down", Duration::from_secs(10))
+            .await
+            .unwrap();
+        assert_eq!(q.status(id).await.unwrap().as_deref(), Some("failed"));
+
+        let id2 = q
+            .enqueue(NewJob::new("mail", serde_json::json!({})))
+            .await
+            .unwrap()
+            .unwrap();
+        let c = q
+            .claim("mail", "a", Duration::from_secs(30), 10)
+            .await
+            .unwrap();
+        q.fail(&c[0], "a", "temporary", Duration::from_secs(10))
+            .await
+            .unwrap();
+        assert!(
+            q.claim("mail", "a", Duration::from_secs(30), 10)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        app.clock.advance(Duration::from_secs(11));
+        let c = q
+            .claim("mail", "a", Duration::from_secs(30), 10)
+            .await
+            .unwrap();
+        assert_eq!(c[0].id, id2);
+        assert!(q.complete(id2, "a").await.unwrap());
+        assert_eq!(q.status(id2).await.unwrap().as_deref(), Some("done"));
+    }
+}

@@ -7,3 +7,5 @@ pub mod recorder;
 pub mod routes;
 pub mod service;
 pub mod store;
+#[cfg(test)]
+mod tests;

@@ -19,8 +19,9 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(recent_activity))
 }
 
+/// Unknown query parameters are ignored (clients add cache-busters); unknown
+/// body fields are refused.
 #[derive(Debug, Deserialize, IntoParams)]
-#[serde(deny_unknown_fields)]
 pub struct StatsQuery {
     /// Days to cover, 1-90 (default 30).
     pub days: Option<i64>,
