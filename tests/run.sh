@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: installs and starts what the tests need,
+# then runs every crate's tests on SQLite and the database-backed suites again
+# on PostgreSQL, then schemathesis against the served OpenAPI document.
+#
+#   tests/run.sh            everything
+#   tests/run.sh --quick    SQLite only, no schemathesis
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/outreach-target}"
+quick=false
+[ "${1:-}" = "--quick" ] && quick=true
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "PostgreSQL"
+tests/support/postgres.sh
+
+step "Plugin toolchains (componentize-py, componentize-js)"
+tests/plugins/setup.sh
+
+step "Build"
+cargo build --workspace --all-targets
+
+step "Tests on SQLite"
+OUTREACH_TEST_BACKEND=sqlite cargo test --workspace
+
+if ! $quick; then
+    step "Tests on PostgreSQL"
+    OUTREACH_TEST_BACKEND=postgres cargo test -p outreach -p outreach-e2e
+
+    if [ -x tests/schemathesis/run.sh ]; then
+        step "schemathesis against /openapi.json"
+        tests/schemathesis/run.sh
+    fi
+fi
+step "All tests passed"
