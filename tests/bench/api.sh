@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# HTTP benchmark of the real `outreach` binary with wrk, on loopback only.
+#
+# Measures (a) GET /healthz, a static route, and (b) GET /v1/account, which
+# goes through the whole API-key pipeline: key verification (cached), the
+# per-key minute limiter, the monthly quota counter, the handler's database
+# read and usage recording. Prints requests/s, p50 and p99 for both and the
+# throughput ratio, and exits non-zero when the targets are missed
+# (BENCH_ENFORCE=0 only reports).
+#
+# The per-key limit (1000/min on Enterprise, bursts to 2x for under 5 s) is
+# real, so the authenticated run spreads its requests over BENCH_KEYS keys of
+# one Enterprise account, rotating the key on every request. Each key then
+# stays under its limit and 429s do not stand in for real work; the number of
+# non-2xx answers is reported so that this can be checked.
+#
+# Environment: BENCH_DURATION (15s), BENCH_WARMUP (3s), BENCH_CONNECTIONS (64),
+# BENCH_THREADS (2), BENCH_KEYS (400), OUTREACH_BIN (skip the release build),
+# CARGO_TARGET_DIR (where the release build goes).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+DURATION="${BENCH_DURATION:-15s}"
+WARMUP="${BENCH_WARMUP:-3s}"
+CONNECTIONS="${BENCH_CONNECTIONS:-64}"
+THREADS="${BENCH_THREADS:-2}"
+KEYS="${BENCH_KEYS:-400}"
+ENFORCE="${BENCH_ENFORCE:-1}"
+MIN_RATIO="0.6"
+MAX_P99_MS="5"
+
+if ! command -v wrk >/dev/null; then
+    echo "installing wrk from Debian" >&2
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq >/dev/null
+    $SUDO apt-get install -y -qq wrk >/dev/null
+fi
+
+if [ -n "${OUTREACH_BIN:-}" ]; then
+    BIN="$OUTREACH_BIN"
+else
+    (cd "$ROOT" && cargo build --release -p outreach --bin outreach)
+    BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/outreach"
+fi
+
+WORK="$(mktemp -d)"
+SERVER_PID=""
+cleanup() {
+    if [ -n "$SERVER_PID" ]; then
+        kill "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+export OUTREACH_DATA_DIR="$WORK/data"
+export OUTREACH_LISTEN="127.0.0.1:0"
+export OUTREACH_METRICS_LISTEN="127.0.0.1:0"
+unset OUTREACH_DATABASE_URL OUTREACH_CONFIG || true
+
+# The account is made before the server starts so the CLI and the server do
+# not contend for the SQLite file while the server warms up.
+PASSWORD="bench password 123"
+"$BIN" accounts create --email bench@example.com --plan enterprise \
+    --password "$PASSWORD" --json >"$WORK/account.json"
+
+"$BIN" serve >"$WORK/stdout" 2>"$WORK/stderr" &
+SERVER_PID=$!
+BASE=""
+for _ in $(seq 1 300); do
+    BASE="$(sed -n 's/^listening on \(http:\/\/.*\)$/\1/p' "$WORK/stdout")"
+    [ -n "$BASE" ] && break
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/stderr" >&2; exit 1; }
+    sleep 0.1
+done
+[ -n "$BASE" ] || { echo "server did not start" >&2; cat "$WORK/stderr" >&2; exit 1; }
+for _ in $(seq 1 100); do
+    curl -fsS "$BASE/healthz" >/dev/null 2>&1 && break
+    sleep 0.1
+done
+
+# Sign in on the dashboard API and issue the keys over HTTP: one process and
+# one connection, which is much faster than one CLI process per key.
+python3 - "$BASE" "$PASSWORD" "$KEYS" "$WORK/keys.txt" <<'PY'
+import http.client, json, sys, urllib.parse
+base, password, count, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+u = urllib.parse.urlparse(base)
+conn = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+def call(method, path, body=None, token=None):
+    headers = {"content-type": "application/json"}
+    if token:
+        headers["authorization"] = "Bearer " + token
+    conn.request(method, path, json.dumps(body) if body is not None else None, headers)
+    r = conn.getresponse()
+    data = r.read()
+    if r.status >= 300:
+        sys.exit(f"{method} {path}: {r.status} {data!r}")
+    return json.loads(data)
+jwt = call("POST", "/auth/login", {"email": "bench@example.com", "password": password})["access_token"]
+with open(out, "w") as f:
+    for i in range(count):
+        f.write(call("POST", "/auth/api-keys", {"name": f"bench-{i}"}, jwt)["api_key"] + "\n")
+PY
+
+# Every request rotates to the next key. The static route gets the same
+# script and header so both runs pay the same client-side cost.
+cat >"$WORK/rotate.lua" <<'LUA'
+local keys = {}
+local i = 0
+function init(args)
+    for line in io.lines(args[1]) do
+        keys[#keys + 1] = line
+    end
+    -- Threads start at different places in the list.
+    i = math.random(#keys)
+end
+function request()
+    i = i % #keys + 1
+    return wrk.format("GET", nil, { ["Authorization"] = "Bearer " .. keys[i] })
+end
+function done(summary, latency, requests)
+    local e = summary.errors
+    io.write(string.format(
+        "RESULT requests=%d duration_us=%d p50_us=%d p99_us=%d non2xx=%d socket_errors=%d\n",
+        summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+        e.status, e.connect + e.read + e.write + e.timeout))
+end
+LUA
+
+run_wrk() { # label path duration
+    wrk -t"$THREADS" -c"$CONNECTIONS" -d"$3" --latency -s "$WORK/rotate.lua" \
+        "$BASE$2" -- "$WORK/keys.txt" >"$WORK/wrk-$1.txt"
+    grep '^RESULT' "$WORK/wrk-$1.txt" | sed "s/^RESULT/RESULT label=$1/"
+}
+
+echo "outreach $("$BIN" --version | awk '{print $2}') at $BASE; wrk -t$THREADS -c$CONNECTIONS -d$DURATION (warm-up $WARMUP), $KEYS keys, $(nproc) cores" >&2
+run_wrk warm-static /healthz "$WARMUP" >/dev/null
+run_wrk static /healthz "$DURATION" >"$WORK/results.txt"
+run_wrk warm-auth /v1/account "$WARMUP" >/dev/null
+run_wrk auth /v1/account "$DURATION" >>"$WORK/results.txt"
+
+# A sanity check that the authenticated requests did real work.
+curl -fsS -H "Authorization: Bearer $(head -n1 "$WORK/keys.txt")" "$BASE/v1/account" >/dev/null
+
+python3 - "$WORK/results.txt" "$MIN_RATIO" "$MAX_P99_MS" "$ENFORCE" <<'PY'
+import sys
+path, min_ratio, max_p99_ms, enforce = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4] == "1"
+rows = {}
+for line in open(path):
+    fields = dict(kv.split("=", 1) for kv in line.split()[1:])
+    label = fields.pop("label")
+    rows[label] = {k: int(v) for k, v in fields.items()}
+def rps(r):
+    return r["requests"] / (r["duration_us"] / 1e6)
+print()
+print(f"{'route':<28} {'req/s':>10} {'p50 ms':>8} {'p99 ms':>8} {'non-2xx':>8} {'sock err':>8}")
+names = {"static": "GET /healthz", "auth": "GET /v1/account (API key)"}
+for label in ("static", "auth"):
+    r = rows[label]
+    print(f"{names[label]:<28} {rps(r):>10.0f} {r['p50_us']/1000:>8.2f} {r['p99_us']/1000:>8.2f} {r['non2xx']:>8} {r['socket_errors']:>8}")
+ratio = rps(rows["auth"]) / rps(rows["static"])
+auth_p99 = rows["auth"]["p99_us"] / 1000
+print(f"\nthroughput ratio auth/static: {ratio:.2f} (target >= {min_ratio}); auth p99 {auth_p99:.2f} ms (target < {max_p99_ms} ms)")
+problems = []
+if ratio < min_ratio:
+    problems.append("throughput ratio below target")
+if auth_p99 >= max_p99_ms:
+    problems.append("p99 above target")
+bad = rows["auth"]["non2xx"] + rows["auth"]["socket_errors"]
+if bad > rows["auth"]["requests"] * 0.001:
+    problems.append(f"{bad} failed authenticated requests (429s mean BENCH_KEYS is too low)")
+if problems:
+    print("MISSED: " + "; ".join(problems))
+    if enforce:
+        sys.exit(1)
+else:
+    print("targets met")
+PY

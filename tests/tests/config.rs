@@ -1,0 +1,123 @@
+//! `outreach config print-default`, `--config FILE` and the precedence of
+//! environment variables over the file.
+
+use outreach_e2e::{Deployment, client, get};
+
+#[test]
+fn print_default_is_valid_toml_with_every_setting() {
+    let deployment = Deployment::new();
+    let out = deployment.cli_ok(&["config", "print-default"]);
+    let parsed: toml::Table = toml::from_str(&out).expect("print-default parses as TOML");
+    for key in [
+        "listen",
+        "metrics_listen",
+        "data_dir",
+        "database_url",
+        "public_base_url",
+        "key_prefix",
+        "trusted_proxies",
+        "encryption_key",
+        "usage_flush_interval_ms",
+        "max_body_bytes",
+        "log",
+        "smtp",
+    ] {
+        assert!(parsed.contains_key(key), "{key} missing from print-default");
+    }
+    assert_eq!(parsed["key_prefix"].as_str(), Some("otr"));
+    // It is meant to be written to a file and used as is.
+    let file = deployment.scratch().join("default.toml");
+    std::fs::write(&file, &out).unwrap();
+    let fresh = Deployment::new().with_config_file(&file);
+    let account = fresh.create_account("default@example.com", "free");
+    assert!(account.api_key.starts_with("otr_"));
+}
+
+#[tokio::test]
+async fn config_file_applies_and_environment_wins() {
+    let deployment = Deployment::new();
+    let file = deployment.scratch().join("outreach.toml");
+    let file_data_dir = deployment.scratch().join("from-file");
+    std::fs::write(
+        &file,
+        format!(
+            "key_prefix = \"filepfx\"\nusage_flush_interval_ms = 100\ndata_dir = \"{}\"\n",
+            file_data_dir.display()
+        ),
+    )
+    .unwrap();
+
+    // File only (the harness's data-dir variable left out): the file's
+    // prefix and data directory apply.
+    let from_file = Deployment::new()
+        .with_config_file(&file)
+        .without_env("OUTREACH_DATA_DIR");
+    let account = from_file.create_account("file@example.com", "pro");
+    assert!(
+        account.api_key.starts_with("filepfx_"),
+        "{}",
+        account.api_key
+    );
+    let server = from_file.start();
+    assert!(
+        file_data_dir.join("master.key").is_file(),
+        "the file's data_dir was not used"
+    );
+    let http = client();
+    let r = get(&http, &server.url("/v1/account"), Some(&account.api_key)).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+    drop(server);
+
+    // File plus environment: the environment wins.
+    let both = Deployment::new()
+        .with_config_file(&file)
+        .with_env("OUTREACH_KEY_PREFIX", "envpfx");
+    let account = both.create_account("env@example.com", "pro");
+    assert!(
+        account.api_key.starts_with("envpfx_"),
+        "{}",
+        account.api_key
+    );
+    assert!(both.outreach_data_dir().join("master.key").is_file());
+    let server = both.start();
+    let r = get(&http, &server.url("/v1/account"), Some(&account.api_key)).await;
+    assert_eq!(r.status, 200, "{}", r.text);
+}
+
+#[test]
+fn bad_configuration_is_refused_with_a_message() {
+    let deployment = Deployment::new();
+    let file = deployment.scratch().join("bad.toml");
+    std::fs::write(&file, "no_such_setting = 1\n").unwrap();
+    let out = Deployment::new().with_config_file(&file).cli(&[
+        "accounts",
+        "create",
+        "--email",
+        "x@example.com",
+        "--plan",
+        "free",
+    ]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no_such_setting"), "{stderr}");
+
+    let out = Deployment::new()
+        .with_env("OUTREACH_LISTEN", "not an address")
+        .cli(&["migrate"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("OUTREACH_LISTEN"), "{stderr}");
+
+    let missing = Deployment::new()
+        .with_config_file(&deployment.scratch().join("absent.toml"))
+        .cli(&["migrate"]);
+    assert!(!missing.status.success());
+}
+
+#[test]
+fn migrate_is_idempotent() {
+    let deployment = Deployment::new();
+    let first = deployment.cli_ok(&["migrate"]);
+    assert!(first.contains("migrations applied"), "{first}");
+    deployment.cli_ok(&["migrate"]);
+}
