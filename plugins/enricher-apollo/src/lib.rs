@@ -26,23 +26,40 @@ pub struct Apollo;
 
 impl ContactEnricher for Apollo {
     fn metadata() -> VendorMetadata {
-        VendorMetadata { identifier: VENDOR.into(), display_name: "Apollo".into(), list_rate_usd: 0.05, fallback_rank: 3 }
+        VendorMetadata {
+            identifier: VENDOR.into(),
+            display_name: "Apollo".into(),
+            list_rate_usd: 0.05,
+            fallback_rank: 3,
+        }
     }
 
     fn validate_key(ctx: &VendorContext) -> Result<KeyValidation, PluginError> {
         let url = format!("{}/api/v1/auth/health", base_url(ctx, DEFAULT_BASE));
-        let resp = Request::get(&url).header("x-api-key", &ctx.api_key).timeout_ms(REQUEST_TIMEOUT_MS).send()?;
+        let resp = Request::get(&url)
+            .header("x-api-key", &ctx.api_key)
+            .timeout_ms(REQUEST_TIMEOUT_MS)
+            .send()?;
         let body = json_object(&check_status(resp)?)?;
         match flag(&body["is_logged_in"]) {
-            Some(true) => Ok(KeyValidation { credits_remaining: None }),
-            Some(false) => Err(PluginError::Auth("apollo: the API key was not accepted (is_logged_in false)".into())),
-            None => Err(PluginError::Permanent("apollo: health answer has no is_logged_in field".into())),
+            Some(true) => Ok(KeyValidation {
+                credits_remaining: None,
+            }),
+            Some(false) => Err(PluginError::Auth(
+                "apollo: the API key was not accepted (is_logged_in false)".into(),
+            )),
+            None => Err(PluginError::Permanent(
+                "apollo: health answer has no is_logged_in field".into(),
+            )),
         }
     }
 
     fn enrich(ctx: &VendorContext, domain: &str) -> Result<EnrichmentResult, PluginError> {
         check_domain(domain)?;
-        let url = format!("{}/api/v1/organizations/enrich", base_url(ctx, DEFAULT_BASE));
+        let url = format!(
+            "{}/api/v1/organizations/enrich",
+            base_url(ctx, DEFAULT_BASE)
+        );
         let resp = Request::get(&url)
             .query("domain", domain)
             .header("x-api-key", &ctx.api_key)
@@ -83,7 +100,9 @@ pub fn normalise(domain: &str, body: &Value) -> Result<EnrichmentResult, PluginE
         total_funding_usd: number(&o["total_funding"]),
         latest_funding_stage: text(&o["latest_funding_stage"]),
         industry: text(&o["industry"]),
-        subindustry: o["secondary_industries"].as_array().and_then(|a| a.iter().find_map(text)),
+        subindustry: o["secondary_industries"]
+            .as_array()
+            .and_then(|a| a.iter().find_map(text)),
         hq_country: text(&o["country"]),
         hq_city: text(&o["city"]),
         linkedin_url: linkedin_url(&o["linkedin_url"]),

@@ -20,18 +20,30 @@ pub struct Hunter;
 
 impl ContactEnricher for Hunter {
     fn metadata() -> VendorMetadata {
-        VendorMetadata { identifier: VENDOR.into(), display_name: "Hunter".into(), list_rate_usd: 0.005, fallback_rank: 1 }
+        VendorMetadata {
+            identifier: VENDOR.into(),
+            display_name: "Hunter".into(),
+            list_rate_usd: 0.005,
+            fallback_rank: 1,
+        }
     }
 
     fn validate_key(ctx: &VendorContext) -> Result<KeyValidation, PluginError> {
         let url = format!("{}/v2/account", base_url(ctx, DEFAULT_BASE));
-        let resp = Request::get(&url).header("x-api-key", &ctx.api_key).timeout_ms(REQUEST_TIMEOUT_MS).send()?;
+        let resp = Request::get(&url)
+            .header("x-api-key", &ctx.api_key)
+            .timeout_ms(REQUEST_TIMEOUT_MS)
+            .send()?;
         let body = json_object(&classify(resp)?)?;
         let requests = &body["data"]["requests"];
         if !requests.is_object() {
-            return Err(PluginError::Permanent("hunter: account answer has no data.requests".into()));
+            return Err(PluginError::Permanent(
+                "hunter: account answer has no data.requests".into(),
+            ));
         }
-        Ok(KeyValidation { credits_remaining: remaining(requests) })
+        Ok(KeyValidation {
+            credits_remaining: remaining(requests),
+        })
     }
 
     fn enrich(ctx: &VendorContext, domain: &str) -> Result<EnrichmentResult, PluginError> {
@@ -56,8 +68,12 @@ impl ContactEnricher for Hunter {
 fn classify(resp: Response) -> Result<Response, PluginError> {
     let snippet: String = resp.text().chars().take(300).collect();
     match resp.status {
-        403 => Err(quota(format!("hunter: rate limit reached (HTTP 403): {snippet}"))),
-        202 => Err(PluginError::Transient("hunter: the company is still being processed (HTTP 202)".into())),
+        403 => Err(quota(format!(
+            "hunter: rate limit reached (HTTP 403): {snippet}"
+        ))),
+        202 => Err(PluginError::Transient(
+            "hunter: the company is still being processed (HTTP 202)".into(),
+        )),
         _ => check_status(resp),
     }
 }
@@ -85,7 +101,11 @@ pub fn normalise(domain: &str, body: &Value) -> Result<EnrichmentResult, PluginE
     let range = employee_range(&m["employees"]);
     let count = range.as_deref().and_then(|r| r.parse::<i64>().ok());
     let linkedin = text(&d["linkedin"]["handle"]).map(|h| {
-        if h.contains("linkedin.com") { h } else { format!("linkedin.com/{}", h.trim_start_matches('/')) }
+        if h.contains("linkedin.com") {
+            h
+        } else {
+            format!("linkedin.com/{}", h.trim_start_matches('/'))
+        }
     });
     Ok(EnrichmentResult {
         name: text(&d["name"]),
@@ -93,7 +113,11 @@ pub fn normalise(domain: &str, body: &Value) -> Result<EnrichmentResult, PluginE
         description: text(&d["description"]),
         founded_year: year(&d["foundedYear"]),
         employee_count: count,
-        employee_range: if count.is_some() { count.and_then(employee_bucket) } else { range },
+        employee_range: if count.is_some() {
+            count.and_then(employee_bucket)
+        } else {
+            range
+        },
         annual_revenue_usd: number(&m["annualRevenue"]),
         total_funding_usd: number(&m["raised"]),
         industry: text(&d["category"]["industry"]).or_else(|| text(&d["category"]["sector"])),
@@ -124,7 +148,10 @@ mod tests {
         let r = normalise("acme.com", &body).unwrap();
         assert_eq!(r.employee_range.as_deref(), Some("51-200"));
         assert_eq!(r.employee_count, None);
-        assert_eq!(r.linkedin_url.as_deref(), Some("https://linkedin.com/company/acme"));
+        assert_eq!(
+            r.linkedin_url.as_deref(),
+            Some("https://linkedin.com/company/acme")
+        );
         assert_eq!(r.hq_country.as_deref(), Some("US"));
         let acct: Value = serde_json::from_str(r#"{"credits":{"used":5,"available":50}}"#).unwrap();
         assert_eq!(remaining(&acct), Some(45));

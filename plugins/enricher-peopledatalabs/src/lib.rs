@@ -38,13 +38,19 @@ impl ContactEnricher for PeopleDataLabs {
 
     fn validate_key(ctx: &VendorContext) -> Result<KeyValidation, PluginError> {
         let resp = lookup(ctx, PROBE_DOMAIN)?;
-        let balance = resp.header("x-totallimit-remaining").and_then(|h| h.trim().parse::<i64>().ok());
+        let balance = resp
+            .header("x-totallimit-remaining")
+            .and_then(|h| h.trim().parse::<i64>().ok());
         // 400 and 404 both mean the key was accepted and the probe matched nothing.
         if matches!(resp.status, 400 | 404) {
-            return Ok(KeyValidation { credits_remaining: balance });
+            return Ok(KeyValidation {
+                credits_remaining: balance,
+            });
         }
         check_status(resp)?;
-        Ok(KeyValidation { credits_remaining: balance })
+        Ok(KeyValidation {
+            credits_remaining: balance,
+        })
     }
 
     fn enrich(ctx: &VendorContext, domain: &str) -> Result<EnrichmentResult, PluginError> {
@@ -75,8 +81,13 @@ pub fn normalise(domain: &str, body: &Value) -> Result<EnrichmentResult, PluginE
     if integer(&body["status"]).is_some_and(|s| s == 404) {
         return Err(not_found(VENDOR, domain));
     }
-    if text(&body["name"]).is_none() && text(&body["display_name"]).is_none() && text(&body["id"]).is_none() {
-        return Err(PluginError::Permanent("peopledatalabs: answer is not a company record".into()));
+    if text(&body["name"]).is_none()
+        && text(&body["display_name"]).is_none()
+        && text(&body["id"]).is_none()
+    {
+        return Err(PluginError::Permanent(
+            "peopledatalabs: answer is not a company record".into(),
+        ));
     }
     let count = integer(&body["employee_count"]);
     let loc = &body["location"];
@@ -112,15 +123,32 @@ mod tests {
         )
         .unwrap();
         let r = normalise("acme.com", &body).unwrap();
-        assert_eq!((r.name.as_deref(), r.employee_count), (Some("Acme"), Some(140)));
+        assert_eq!(
+            (r.name.as_deref(), r.employee_count),
+            (Some("Acme"), Some(140))
+        );
         assert_eq!(r.twitter_handle.as_deref(), Some("acmehq"));
         let _m = testing::mock_http(|req| {
-            assert!(req.url.ends_with("website=outreach-key-check.invalid"), "{}", req.url);
-            let mut r = testing::json_response(404, r#"{"status":404,"error":{"type":"not_found"}}"#);
-            r.headers.push(("x-totallimit-remaining".into(), "77".into()));
+            assert!(
+                req.url.ends_with("website=outreach-key-check.invalid"),
+                "{}",
+                req.url
+            );
+            let mut r =
+                testing::json_response(404, r#"{"status":404,"error":{"type":"not_found"}}"#);
+            r.headers
+                .push(("x-totallimit-remaining".into(), "77".into()));
             Ok(r)
         });
-        let ctx = VendorContext { api_key: "k".into(), base_url: None };
-        assert_eq!(PeopleDataLabs::validate_key(&ctx).unwrap().credits_remaining, Some(77));
+        let ctx = VendorContext {
+            api_key: "k".into(),
+            base_url: None,
+        };
+        assert_eq!(
+            PeopleDataLabs::validate_key(&ctx)
+                .unwrap()
+                .credits_remaining,
+            Some(77)
+        );
     }
 }

@@ -16,12 +16,17 @@ pub const NOT_FOUND_PREFIX: &str = "not found";
 
 /// The error for a domain the vendor has no record of.
 pub fn not_found(vendor: &str, domain: &str) -> PluginError {
-    PluginError::Permanent(format!("{NOT_FOUND_PREFIX}: {vendor} has no company record for {domain}"))
+    PluginError::Permanent(format!(
+        "{NOT_FOUND_PREFIX}: {vendor} has no company record for {domain}"
+    ))
 }
 
 /// A quota or throttle answer without a documented wait.
 pub fn quota(message: String) -> PluginError {
-    PluginError::RateLimited(RateLimit { retry_after_ms: None, message })
+    PluginError::RateLimited(RateLimit {
+        retry_after_ms: None,
+        message,
+    })
 }
 
 /// Classifies an HTTP status like the SDK's `Response::check`, plus 402
@@ -30,7 +35,9 @@ pub fn quota(message: String) -> PluginError {
 pub fn check_status(resp: Response) -> Result<Response, PluginError> {
     if resp.status == 402 {
         let snippet: String = resp.text().chars().take(300).collect();
-        return Err(quota(format!("vendor answered HTTP 402 (credits exhausted): {snippet}")));
+        return Err(quota(format!(
+            "vendor answered HTTP 402 (credits exhausted): {snippet}"
+        )));
     }
     resp.check()
 }
@@ -60,7 +67,12 @@ pub fn error_message(v: &Value) -> Option<String> {
         &v["errors"][0]["details"],
         &v["errors"][0]["message"],
     ];
-    candidates.into_iter().find_map(|c| c.as_str().map(str::trim).filter(|s| !s.is_empty()).map(str::to_string))
+    candidates.into_iter().find_map(|c| {
+        c.as_str()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    })
 }
 
 /// Classifies the error text of a vendor that answers HTTP 200 with an error
@@ -74,9 +86,23 @@ pub fn classify_message(vendor: &str, message: &str) -> PluginError {
     let has = |words: &[&str]| words.iter().any(|w| m.contains(w));
     if has(&["credit", "balance", "quota", "limit", "throttl", "too many"]) {
         quota(text)
-    } else if has(&["api key", "apikey", "api_key", "unauthori", "forbidden", "authenticat", "not allowed"]) {
+    } else if has(&[
+        "api key",
+        "apikey",
+        "api_key",
+        "unauthori",
+        "forbidden",
+        "authenticat",
+        "not allowed",
+    ]) {
         PluginError::Auth(text)
-    } else if has(&["temporar", "unavailable", "try again", "timeout", "timed out"]) {
+    } else if has(&[
+        "temporar",
+        "unavailable",
+        "try again",
+        "timeout",
+        "timed out",
+    ]) {
         PluginError::Transient(text)
     } else if has(&["email", "domain", "parameter", "invalid"]) {
         PluginError::InvalidInput(text)
@@ -97,26 +123,59 @@ mod tests {
 
     #[test]
     fn statuses_and_bodies() {
-        assert!(matches!(check_status(json_response(402, "{}")), Err(PluginError::RateLimited(_))));
-        assert!(matches!(check_status(json_response(401, "{}")), Err(PluginError::Auth(_))));
-        assert!(matches!(check_status(json_response(503, "{}")), Err(PluginError::Transient(_))));
-        assert!(matches!(json_object(&json_response(200, "<html>")), Err(PluginError::Permanent(_))));
-        assert!(matches!(json_object(&json_response(200, "[1]")), Err(PluginError::Permanent(_))));
+        assert!(matches!(
+            check_status(json_response(402, "{}")),
+            Err(PluginError::RateLimited(_))
+        ));
+        assert!(matches!(
+            check_status(json_response(401, "{}")),
+            Err(PluginError::Auth(_))
+        ));
+        assert!(matches!(
+            check_status(json_response(503, "{}")),
+            Err(PluginError::Transient(_))
+        ));
+        assert!(matches!(
+            json_object(&json_response(200, "<html>")),
+            Err(PluginError::Permanent(_))
+        ));
+        assert!(matches!(
+            json_object(&json_response(200, "[1]")),
+            Err(PluginError::Permanent(_))
+        ));
         assert!(json_object(&json_response(200, r#"{"a":1}"#)).is_ok());
     }
 
     #[test]
     fn messages() {
-        let v: Value = serde_json::from_str(r#"{"errors":[{"id":"x","details":"No user found for the API key supplied"}]}"#).unwrap();
-        assert_eq!(error_message(&v).as_deref(), Some("No user found for the API key supplied"));
-        assert!(matches!(classify_message("mv", "Apikey not found"), PluginError::Auth(_)));
-        assert!(matches!(classify_message("mv", "Insufficient credits"), PluginError::RateLimited(_)));
+        let v: Value = serde_json::from_str(
+            r#"{"errors":[{"id":"x","details":"No user found for the API key supplied"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            error_message(&v).as_deref(),
+            Some("No user found for the API key supplied")
+        );
+        assert!(matches!(
+            classify_message("mv", "Apikey not found"),
+            PluginError::Auth(_)
+        ));
+        assert!(matches!(
+            classify_message("mv", "Insufficient credits"),
+            PluginError::RateLimited(_)
+        ));
         assert!(matches!(
             classify_message("zb", "Invalid API key or your account ran out of credits"),
             PluginError::RateLimited(_)
         ));
-        assert!(matches!(classify_message("x", "Invalid email"), PluginError::InvalidInput(_)));
-        assert!(matches!(classify_message("x", "weird"), PluginError::Permanent(_)));
+        assert!(matches!(
+            classify_message("x", "Invalid email"),
+            PluginError::InvalidInput(_)
+        ));
+        assert!(matches!(
+            classify_message("x", "weird"),
+            PluginError::Permanent(_)
+        ));
         match not_found("hunter", "nobody.test") {
             PluginError::Permanent(m) => assert!(m.starts_with("not found")),
             other => panic!("{other:?}"),

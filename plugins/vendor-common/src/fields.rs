@@ -9,7 +9,10 @@ use serde_json::Value;
 
 /// A non-empty, trimmed string.
 pub fn text(v: &Value) -> Option<String> {
-    v.as_str().map(str::trim).filter(|s| !s.is_empty()).map(str::to_string)
+    v.as_str()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
 }
 
 /// A number, also when sent as a numeric string ("2375323", "1.5e6").
@@ -27,7 +30,9 @@ pub fn integer(v: &Value) -> Option<i64> {
     if let Some(i) = v.as_i64() {
         return Some(i);
     }
-    number(v).filter(|n| n.fract() == 0.0 && n.abs() < 9.0e15).map(|n| n as i64)
+    number(v)
+        .filter(|n| n.fract() == 0.0 && n.abs() < 9.0e15)
+        .map(|n| n as i64)
 }
 
 /// A boolean, also when sent as "yes"/"no" or "true"/"false" (Bouncer and
@@ -57,20 +62,37 @@ pub fn year(v: &Value) -> Option<i32> {
 
 /// The strings of an array, skipping empty and non-string items.
 pub fn strings(v: &Value) -> Vec<String> {
-    v.as_array().map(|a| a.iter().filter_map(text).collect()).unwrap_or_default()
+    v.as_array()
+        .map(|a| a.iter().filter_map(text).collect())
+        .unwrap_or_default()
 }
 
 /// The headcount bucket an exact count falls in, using the LinkedIn-style
 /// buckets that the vendors' own ranges follow ("51-200", "10001+").
 pub fn employee_bucket(count: i64) -> Option<String> {
-    const BOUNDS: [(i64, i64); 8] =
-        [(1, 10), (11, 50), (51, 200), (201, 500), (501, 1000), (1001, 5000), (5001, 10000), (10001, i64::MAX)];
+    const BOUNDS: [(i64, i64); 8] = [
+        (1, 10),
+        (11, 50),
+        (51, 200),
+        (201, 500),
+        (501, 1000),
+        (1001, 5000),
+        (5001, 10000),
+        (10001, i64::MAX),
+    ];
     if count < 1 {
         return None;
     }
-    BOUNDS.iter().find(|(lo, hi)| (*lo..=*hi).contains(&count)).map(|(lo, hi)| {
-        if *hi == i64::MAX { format!("{lo}+") } else { format!("{lo}-{hi}") }
-    })
+    BOUNDS
+        .iter()
+        .find(|(lo, hi)| (*lo..=*hi).contains(&count))
+        .map(|(lo, hi)| {
+            if *hi == i64::MAX {
+                format!("{lo}+")
+            } else {
+                format!("{lo}-{hi}")
+            }
+        })
 }
 
 /// A vendor's headcount range in the canonical digits-and-dash form:
@@ -93,7 +115,11 @@ pub fn employee_range(v: &Value) -> Option<String> {
 /// A LinkedIn URL with a scheme; vendors often send "linkedin.com/company/x".
 pub fn linkedin_url(v: &Value) -> Option<String> {
     let s = text(v)?;
-    Some(if s.starts_with("http://") || s.starts_with("https://") { s } else { format!("https://{s}") })
+    Some(if s.starts_with("http://") || s.starts_with("https://") {
+        s
+    } else {
+        format!("https://{s}")
+    })
 }
 
 /// A Twitter/X handle without "@" from either a handle or a profile URL.
@@ -104,7 +130,11 @@ pub fn twitter_handle(v: &Value) -> Option<String> {
         Some(i) => s[i..].split_once('/').map(|(_, h)| h).unwrap_or(""),
         None => s,
     };
-    let handle = handle.split(['?', '/']).next().unwrap_or("").trim_start_matches('@');
+    let handle = handle
+        .split(['?', '/'])
+        .next()
+        .unwrap_or("")
+        .trim_start_matches('@');
     (!handle.is_empty()).then(|| handle.to_string())
 }
 
@@ -132,16 +162,28 @@ mod tests {
         assert_eq!(employee_bucket(140).as_deref(), Some("51-200"));
         assert_eq!(employee_bucket(20000).as_deref(), Some("10001+"));
         assert_eq!(employee_bucket(0), None);
-        assert_eq!(employee_range(&json!("1K-5K")).as_deref(), Some("1000-5000"));
+        assert_eq!(
+            employee_range(&json!("1K-5K")).as_deref(),
+            Some("1000-5000")
+        );
         assert_eq!(employee_range(&json!("10K+")).as_deref(), Some("10000+"));
         assert_eq!(employee_range(&json!("unknown")), None);
     }
 
     #[test]
     fn social_links() {
-        assert_eq!(linkedin_url(&json!("linkedin.com/company/acme")).as_deref(), Some("https://linkedin.com/company/acme"));
-        assert_eq!(twitter_handle(&json!("https://twitter.com/acme/")).as_deref(), Some("acme"));
-        assert_eq!(twitter_handle(&json!("x.com/acme?lang=en")).as_deref(), Some("acme"));
+        assert_eq!(
+            linkedin_url(&json!("linkedin.com/company/acme")).as_deref(),
+            Some("https://linkedin.com/company/acme")
+        );
+        assert_eq!(
+            twitter_handle(&json!("https://twitter.com/acme/")).as_deref(),
+            Some("acme")
+        );
+        assert_eq!(
+            twitter_handle(&json!("x.com/acme?lang=en")).as_deref(),
+            Some("acme")
+        );
         assert_eq!(twitter_handle(&json!("@acme")).as_deref(), Some("acme"));
     }
 }

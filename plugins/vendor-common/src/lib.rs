@@ -43,7 +43,12 @@ impl Verdict {
 /// A verification result with the verdict and raw status set and every flag
 /// at its "vendor did not say" value; adapters fill in what their vendor
 /// reports with struct-update syntax.
-pub fn verification(email: &str, provider: &str, verdict: Verdict, raw_status: &str) -> VerificationResult {
+pub fn verification(
+    email: &str,
+    provider: &str,
+    verdict: Verdict,
+    raw_status: &str,
+) -> VerificationResult {
     let (status, deliverability) = verdict.pair();
     VerificationResult {
         email: email.to_string(),
@@ -89,13 +94,20 @@ pub fn enrichment(domain: &str, provider: &str, raw: &Value) -> EnrichmentResult
 /// made: one `@`, a non-empty local part, a dotted domain, no whitespace and
 /// at most 254 characters (the SMTP path limit).
 pub fn check_email(email: &str) -> Result<(), PluginError> {
-    let bad = || Err(PluginError::InvalidInput(format!("not an email address: {email:?}")));
+    let bad = || {
+        Err(PluginError::InvalidInput(format!(
+            "not an email address: {email:?}"
+        )))
+    };
     if email.len() > 254 || email.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return bad();
     }
     match email.split_once('@') {
         Some((local, domain))
-            if !local.is_empty() && !domain.contains('@') && is_hostname(domain) && domain.contains('.') =>
+            if !local.is_empty()
+                && !domain.contains('@')
+                && is_hostname(domain)
+                && domain.contains('.') =>
         {
             Ok(())
         }
@@ -109,7 +121,9 @@ pub fn check_domain(domain: &str) -> Result<(), PluginError> {
     if is_hostname(domain) && domain.contains('.') {
         Ok(())
     } else {
-        Err(PluginError::InvalidInput(format!("not a company domain: {domain:?}")))
+        Err(PluginError::InvalidInput(format!(
+            "not a company domain: {domain:?}"
+        )))
     }
 }
 
@@ -133,19 +147,43 @@ mod tests {
     fn email_and_domain_checks() {
         assert!(check_email("jane@acme.com").is_ok());
         assert!(check_email("jane.o+tag@mail.acme.co.uk").is_ok());
-        for bad in ["", "jane", "@acme.com", "jane@", "jane@acme", "ja ne@acme.com", "a@b@c.com", "a@-x.com"] {
-            assert!(matches!(check_email(bad), Err(PluginError::InvalidInput(_))), "{bad}");
+        for bad in [
+            "",
+            "jane",
+            "@acme.com",
+            "jane@",
+            "jane@acme",
+            "ja ne@acme.com",
+            "a@b@c.com",
+            "a@-x.com",
+        ] {
+            assert!(
+                matches!(check_email(bad), Err(PluginError::InvalidInput(_))),
+                "{bad}"
+            );
         }
         assert!(check_domain("acme.com").is_ok());
-        for bad in ["", "acme", "acme..com", "https://acme.com", "acme.com/about"] {
-            assert!(matches!(check_domain(bad), Err(PluginError::InvalidInput(_))), "{bad}");
+        for bad in [
+            "",
+            "acme",
+            "acme..com",
+            "https://acme.com",
+            "acme.com/about",
+        ] {
+            assert!(
+                matches!(check_domain(bad), Err(PluginError::InvalidInput(_))),
+                "{bad}"
+            );
         }
     }
 
     #[test]
     fn builders_start_from_unknown_values() {
         let v = verification("a@b.co", "x", Verdict::Risky, "catch_all");
-        assert_eq!((v.status, v.deliverability), (VerificationStatus::Risky, Deliverability::Risky));
+        assert_eq!(
+            (v.status, v.deliverability),
+            (VerificationStatus::Risky, Deliverability::Risky)
+        );
         assert_eq!(v.is_catch_all, None);
         let e = enrichment("b.co", "x", &serde_json::json!({"a": 1}));
         assert_eq!(e.raw, r#"{"a":1}"#);

@@ -20,16 +20,28 @@ pub struct Bouncer;
 
 impl EmailVerifier for Bouncer {
     fn metadata() -> VendorMetadata {
-        VendorMetadata { identifier: VENDOR.into(), display_name: "Bouncer".into(), list_rate_usd: 0.005, fallback_rank: 2 }
+        VendorMetadata {
+            identifier: VENDOR.into(),
+            display_name: "Bouncer".into(),
+            list_rate_usd: 0.005,
+            fallback_rank: 2,
+        }
     }
 
     fn validate_key(ctx: &VendorContext) -> Result<KeyValidation, PluginError> {
         let url = format!("{}/v1.1/credits", base_url(ctx, DEFAULT_BASE));
-        let resp = Request::get(&url).header("x-api-key", &ctx.api_key).timeout_ms(10_000).send()?;
+        let resp = Request::get(&url)
+            .header("x-api-key", &ctx.api_key)
+            .timeout_ms(10_000)
+            .send()?;
         let body = json_object(&check_status(resp)?)?;
         match credits(&body["credits"]) {
-            Some(n) => Ok(KeyValidation { credits_remaining: Some(n) }),
-            None => Err(PluginError::Permanent("bouncer: credits answer has no credits field".into())),
+            Some(n) => Ok(KeyValidation {
+                credits_remaining: Some(n),
+            }),
+            None => Err(PluginError::Permanent(
+                "bouncer: credits answer has no credits field".into(),
+            )),
         }
     }
 
@@ -51,7 +63,9 @@ impl EmailVerifier for Bouncer {
 /// `score` (0-100) becomes the confidence.
 pub fn normalise(email: &str, body: &Value) -> Result<VerificationResult, PluginError> {
     let Some(raw) = text(&body["status"]) else {
-        return Err(PluginError::Permanent("bouncer: answer has no status field".into()));
+        return Err(PluginError::Permanent(
+            "bouncer: answer has no status field".into(),
+        ));
     };
     let verdict = match raw.as_str() {
         "deliverable" => Verdict::Valid,
@@ -82,6 +96,9 @@ mod tests {
         )
         .unwrap();
         let r = normalise("a@b.co", &body).unwrap();
-        assert_eq!((r.status, r.is_catch_all, r.is_role, r.confidence), (VerificationStatus::Risky, Some(true), false, Some(0.55)));
+        assert_eq!(
+            (r.status, r.is_catch_all, r.is_role, r.confidence),
+            (VerificationStatus::Risky, Some(true), false, Some(0.55))
+        );
     }
 }

@@ -23,16 +23,30 @@ pub struct Kickbox;
 
 impl EmailVerifier for Kickbox {
     fn metadata() -> VendorMetadata {
-        VendorMetadata { identifier: VENDOR.into(), display_name: "Kickbox".into(), list_rate_usd: 0.0098, fallback_rank: 5 }
+        VendorMetadata {
+            identifier: VENDOR.into(),
+            display_name: "Kickbox".into(),
+            list_rate_usd: 0.0098,
+            fallback_rank: 5,
+        }
     }
 
     fn validate_key(ctx: &VendorContext) -> Result<KeyValidation, PluginError> {
         let url = format!("{}/v2/balance", base_url(ctx, DEFAULT_BASE));
-        let resp = classify(Request::get(&url).query("apikey", &ctx.api_key).timeout_ms(10_000).send()?)?;
+        let resp = classify(
+            Request::get(&url)
+                .query("apikey", &ctx.api_key)
+                .timeout_ms(10_000)
+                .send()?,
+        )?;
         let body = json_object(&resp)?;
         unsuccessful(&body)?;
-        let header = resp.header(BALANCE_HEADER).and_then(|h| h.trim().parse::<i64>().ok());
-        Ok(KeyValidation { credits_remaining: credits(&body["balance"]).or(header) })
+        let header = resp
+            .header(BALANCE_HEADER)
+            .and_then(|h| h.trim().parse::<i64>().ok());
+        Ok(KeyValidation {
+            credits_remaining: credits(&body["balance"]).or(header),
+        })
     }
 
     fn verify(ctx: &VendorContext, email: &str) -> Result<VerificationResult, PluginError> {
@@ -79,7 +93,9 @@ fn unsuccessful(body: &Value) -> Result<(), PluginError> {
 /// `sendex` (0-1) is the confidence.
 pub fn normalise(email: &str, body: &Value) -> Result<VerificationResult, PluginError> {
     let Some(raw) = text(&body["result"]) else {
-        return Err(PluginError::Permanent("kickbox: answer has no result field".into()));
+        return Err(PluginError::Permanent(
+            "kickbox: answer has no result field".into(),
+        ));
     };
     let verdict = match raw.as_str() {
         "deliverable" => Verdict::Valid,
@@ -109,11 +125,23 @@ mod tests {
             r.headers.push(("x-kickbox-balance".into(), "321".into()));
             Ok(r)
         });
-        let ctx = VendorContext { api_key: "k".into(), base_url: None };
-        assert_eq!(Kickbox::validate_key(&ctx).unwrap().credits_remaining, Some(321));
+        let ctx = VendorContext {
+            api_key: "k".into(),
+            base_url: None,
+        };
+        assert_eq!(
+            Kickbox::validate_key(&ctx).unwrap().credits_remaining,
+            Some(321)
+        );
         let _m = testing::mock_http(|_| {
-            Ok(testing::json_response(403, r#"{"success":false,"message":"Insufficient balance"}"#))
+            Ok(testing::json_response(
+                403,
+                r#"{"success":false,"message":"Insufficient balance"}"#,
+            ))
         });
-        assert!(matches!(Kickbox::verify(&ctx, "a@b.co"), Err(PluginError::RateLimited(_))));
+        assert!(matches!(
+            Kickbox::verify(&ctx, "a@b.co"),
+            Err(PluginError::RateLimited(_))
+        ));
     }
 }

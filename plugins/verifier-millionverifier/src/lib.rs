@@ -32,12 +32,21 @@ impl EmailVerifier for MillionVerifier {
 
     fn validate_key(ctx: &VendorContext) -> Result<KeyValidation, PluginError> {
         let url = format!("{}/api/v3/credits", base_url(ctx, DEFAULT_BASE));
-        let resp = check_status(Request::get(&url).query("api", &ctx.api_key).timeout_ms(10_000).send()?)?;
+        let resp = check_status(
+            Request::get(&url)
+                .query("api", &ctx.api_key)
+                .timeout_ms(10_000)
+                .send()?,
+        )?;
         let body = json_object(&resp)?;
         vendor_error(&body)?;
         match credits(&body["credits"]) {
-            Some(n) => Ok(KeyValidation { credits_remaining: Some(n) }),
-            None => Err(PluginError::Permanent("millionverifier: credits answer has no credits field".into())),
+            Some(n) => Ok(KeyValidation {
+                credits_remaining: Some(n),
+            }),
+            None => Err(PluginError::Permanent(
+                "millionverifier: credits answer has no credits field".into(),
+            )),
         }
     }
 
@@ -69,7 +78,9 @@ fn vendor_error(body: &Value) -> Result<(), PluginError> {
 /// (those carry the `error` text field), so it is an unknown verdict.
 pub fn normalise(email: &str, body: &Value) -> Result<VerificationResult, PluginError> {
     let Some(raw) = text(&body["result"]) else {
-        return Err(PluginError::Permanent("millionverifier: answer has no result field".into()));
+        return Err(PluginError::Permanent(
+            "millionverifier: answer has no result field".into(),
+        ));
     };
     let (verdict, catch_all) = match raw.as_str() {
         "ok" => (Verdict::Valid, Some(false)),
@@ -93,18 +104,40 @@ mod tests {
     use super::*;
 
     fn ctx() -> VendorContext {
-        VendorContext { api_key: "k1".into(), base_url: Some("http://mv.test".into()) }
+        VendorContext {
+            api_key: "k1".into(),
+            base_url: Some("http://mv.test".into()),
+        }
     }
 
     #[test]
     fn maps_results_and_errors() {
         let _m = testing::mock_http(|req| {
-            assert!(req.url.starts_with("http://mv.test/api/v3/?api=k1&email=a%40b.co"), "{}", req.url);
-            Ok(testing::json_response(200, r#"{"result":"catch_all","role":true,"error":""}"#))
+            assert!(
+                req.url
+                    .starts_with("http://mv.test/api/v3/?api=k1&email=a%40b.co"),
+                "{}",
+                req.url
+            );
+            Ok(testing::json_response(
+                200,
+                r#"{"result":"catch_all","role":true,"error":""}"#,
+            ))
         });
         let r = MillionVerifier::verify(&ctx(), "a@b.co").unwrap();
-        assert_eq!((r.status, r.is_catch_all, r.is_role), (VerificationStatus::Risky, Some(true), true));
-        let _m = testing::mock_http(|_| Ok(testing::json_response(200, r#"{"result":"error","error":"Apikey not found"}"#)));
-        assert!(matches!(MillionVerifier::verify(&ctx(), "a@b.co"), Err(PluginError::Auth(_))));
+        assert_eq!(
+            (r.status, r.is_catch_all, r.is_role),
+            (VerificationStatus::Risky, Some(true), true)
+        );
+        let _m = testing::mock_http(|_| {
+            Ok(testing::json_response(
+                200,
+                r#"{"result":"error","error":"Apikey not found"}"#,
+            ))
+        });
+        assert!(matches!(
+            MillionVerifier::verify(&ctx(), "a@b.co"),
+            Err(PluginError::Auth(_))
+        ));
     }
 }

@@ -29,10 +29,15 @@ impl EmailVerifier for NeverBounce {
 
     fn validate_key(ctx: &VendorContext) -> Result<KeyValidation, PluginError> {
         let url = format!("{}/v4/account/info", base_url(ctx, DEFAULT_BASE));
-        let resp = Request::get(&url).query("key", &ctx.api_key).timeout_ms(10_000).send()?;
+        let resp = Request::get(&url)
+            .query("key", &ctx.api_key)
+            .timeout_ms(10_000)
+            .send()?;
         let body = json_object(&check_status(resp)?)?;
         api_status(&body)?;
-        Ok(KeyValidation { credits_remaining: remaining(&body) })
+        Ok(KeyValidation {
+            credits_remaining: remaining(&body),
+        })
     }
 
     fn verify(ctx: &VendorContext, email: &str) -> Result<VerificationResult, PluginError> {
@@ -52,13 +57,18 @@ impl EmailVerifier for NeverBounce {
 /// Classifies the documented request-level `status` values.
 fn api_status(body: &Value) -> Result<(), PluginError> {
     let status = body["status"].as_str().unwrap_or("");
-    let message = format!("neverbounce: {status}: {}", error_message(body).unwrap_or_default());
+    let message = format!(
+        "neverbounce: {status}: {}",
+        error_message(body).unwrap_or_default()
+    );
     match status {
         "success" => Ok(()),
         "auth_failure" | "bad_referrer" => Err(PluginError::Auth(message)),
         "throttle_triggered" => Err(quota(message)),
         "temp_unavail" => Err(PluginError::Transient(message)),
-        "" => Err(PluginError::Permanent("neverbounce: answer has no status field".into())),
+        "" => Err(PluginError::Permanent(
+            "neverbounce: answer has no status field".into(),
+        )),
         _ => Err(PluginError::Permanent(message)),
     }
 }
@@ -81,7 +91,9 @@ fn remaining(body: &Value) -> Option<i64> {
 /// set the role and disposable booleans.
 pub fn normalise(email: &str, body: &Value) -> Result<VerificationResult, PluginError> {
     let Some(raw) = text(&body["result"]) else {
-        return Err(PluginError::Permanent("neverbounce: answer has no result field".into()));
+        return Err(PluginError::Permanent(
+            "neverbounce: answer has no result field".into(),
+        ));
     };
     let flags = strings(&body["flags"]);
     let has = |f: &str| flags.iter().any(|x| x == f);
@@ -108,11 +120,16 @@ mod tests {
 
     #[test]
     fn reads_status_then_result() {
-        let ok: Value = serde_json::from_str(r#"{"status":"success","result":"valid","flags":["role_account","has_dns"]}"#).unwrap();
+        let ok: Value = serde_json::from_str(
+            r#"{"status":"success","result":"valid","flags":["role_account","has_dns"]}"#,
+        )
+        .unwrap();
         assert!(api_status(&ok).is_ok());
         let r = normalise("a@b.co", &ok).unwrap();
         assert_eq!((r.status, r.is_role), (VerificationStatus::Valid, true));
-        let t: Value = serde_json::from_str(r#"{"status":"throttle_triggered","message":"slow down"}"#).unwrap();
+        let t: Value =
+            serde_json::from_str(r#"{"status":"throttle_triggered","message":"slow down"}"#)
+                .unwrap();
         assert!(matches!(api_status(&t), Err(PluginError::RateLimited(_))));
         let c: Value = serde_json::from_str(r#"{"status":"success","credits_info":{"paid_credits_remaining":10,"free_credits_remaining":5}}"#).unwrap();
         assert_eq!(remaining(&c), Some(15));

@@ -19,19 +19,33 @@ pub struct ZeroBounce;
 
 impl EmailVerifier for ZeroBounce {
     fn metadata() -> VendorMetadata {
-        VendorMetadata { identifier: VENDOR.into(), display_name: "ZeroBounce".into(), list_rate_usd: 0.008, fallback_rank: 4 }
+        VendorMetadata {
+            identifier: VENDOR.into(),
+            display_name: "ZeroBounce".into(),
+            list_rate_usd: 0.008,
+            fallback_rank: 4,
+        }
     }
 
     fn validate_key(ctx: &VendorContext) -> Result<KeyValidation, PluginError> {
         let url = format!("{}/v2/getcredits", base_url(ctx, DEFAULT_BASE));
-        let resp = Request::get(&url).query("api_key", &ctx.api_key).timeout_ms(10_000).send()?;
+        let resp = Request::get(&url)
+            .query("api_key", &ctx.api_key)
+            .timeout_ms(10_000)
+            .send()?;
         let body = json_object(&check_status(resp)?)?;
         vendor_error(&body)?;
         match credits(&body["Credits"]) {
             // The documented answer for an unknown key.
-            Some(-1) => Err(PluginError::Auth("zerobounce: the API key was not recognised (Credits -1)".into())),
-            Some(n) => Ok(KeyValidation { credits_remaining: Some(n) }),
-            None => Err(PluginError::Permanent("zerobounce: credits answer has no Credits field".into())),
+            Some(-1) => Err(PluginError::Auth(
+                "zerobounce: the API key was not recognised (Credits -1)".into(),
+            )),
+            Some(n) => Ok(KeyValidation {
+                credits_remaining: Some(n),
+            }),
+            None => Err(PluginError::Permanent(
+                "zerobounce: credits answer has no Credits field".into(),
+            )),
         }
     }
 
@@ -65,7 +79,9 @@ fn vendor_error(body: &Value) -> Result<(), PluginError> {
 /// stays unknown. `sub_status` sets the role, disposable and catch-all flags.
 pub fn normalise(email: &str, body: &Value) -> Result<VerificationResult, PluginError> {
     let Some(raw) = text(&body["status"]) else {
-        return Err(PluginError::Permanent("zerobounce: answer has no status field".into()));
+        return Err(PluginError::Permanent(
+            "zerobounce: answer has no status field".into(),
+        ));
     };
     let sub = text(&body["sub_status"]).unwrap_or_default();
     let verdict = match raw.to_ascii_lowercase().as_str() {
@@ -96,10 +112,21 @@ mod tests {
 
     #[test]
     fn maps_sub_status_flags() {
-        let body: Value = serde_json::from_str(r#"{"status":"do_not_mail","sub_status":"role_based_catch_all"}"#).unwrap();
+        let body: Value =
+            serde_json::from_str(r#"{"status":"do_not_mail","sub_status":"role_based_catch_all"}"#)
+                .unwrap();
         let r = normalise("a@b.co", &body).unwrap();
-        assert_eq!((r.status, r.is_role, r.is_catch_all), (VerificationStatus::Risky, true, Some(true)));
-        let err: Value = serde_json::from_str(r#"{"error":"Invalid API key or your account ran out of credits"}"#).unwrap();
-        assert!(matches!(vendor_error(&err), Err(PluginError::RateLimited(_))));
+        assert_eq!(
+            (r.status, r.is_role, r.is_catch_all),
+            (VerificationStatus::Risky, true, Some(true))
+        );
+        let err: Value = serde_json::from_str(
+            r#"{"error":"Invalid API key or your account ran out of credits"}"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            vendor_error(&err),
+            Err(PluginError::RateLimited(_))
+        ));
     }
 }
