@@ -100,16 +100,20 @@ pub fn employee_bucket(count: i64) -> Option<String> {
 /// spaces. Anything without a digit is dropped.
 pub fn employee_range(v: &Value) -> Option<String> {
     let raw = text(v)?;
+    if !raw.chars().any(|c| c.is_ascii_digit()) {
+        return None;
+    }
     let mut out = String::new();
-    for c in raw.chars().filter(|c| !c.is_whitespace()) {
+    for c in raw.chars().filter(|c| !c.is_whitespace() && *c != ',') {
+        // A K or M multiplies only the number it follows ("5K"), never a word.
+        let after_digit = out.ends_with(|p: char| p.is_ascii_digit());
         match c {
-            'k' | 'K' => out.push_str("000"),
-            'm' | 'M' => out.push_str("000000"),
-            ',' => {}
+            'k' | 'K' if after_digit => out.push_str("000"),
+            'm' | 'M' if after_digit => out.push_str("000000"),
             _ => out.push(c),
         }
     }
-    out.chars().any(|c| c.is_ascii_digit()).then_some(out)
+    Some(out)
 }
 
 /// A LinkedIn URL with a scheme; vendors often send "linkedin.com/company/x".
