@@ -43,6 +43,13 @@ pub struct Config {
     pub usage_flush_interval_ms: u64,
     /// Maximum request body size in bytes.
     pub max_body_bytes: usize,
+    /// Base-URL overrides for vendor adapters, by vendor identifier (for
+    /// example a regional endpoint, or a local stub in tests). Without an
+    /// entry an adapter talks to its vendor's public API.
+    pub vendor_base_urls: std::collections::BTreeMap<String, String>,
+    /// Lets plugins reach loopback addresses. For tests against local stubs
+    /// only; never enable it in production.
+    pub unsafe_plugins_allow_loopback: bool,
     pub smtp: SmtpConfig,
     /// `tracing` filter, e.g. `info` or `outreach=debug`.
     pub log: String,
@@ -77,6 +84,8 @@ impl Default for Config {
             previous_encryption_keys: Vec::new(),
             usage_flush_interval_ms: 1000,
             max_body_bytes: 2 * 1024 * 1024,
+            vendor_base_urls: Default::default(),
+            unsafe_plugins_allow_loopback: false,
             smtp: SmtpConfig {
                 port: 587,
                 security: "starttls".into(),
@@ -153,6 +162,19 @@ impl Config {
         }
         if let Some(v) = get("OUTREACH_MAX_BODY_BYTES") {
             self.max_body_bytes = parse("OUTREACH_MAX_BODY_BYTES", v)?;
+        }
+        if let Some(v) = get("OUTREACH_VENDOR_BASE_URLS") {
+            for pair in list(v) {
+                let (vendor, url) = pair.split_once('=').ok_or_else(|| {
+                    anyhow::anyhow!("OUTREACH_VENDOR_BASE_URLS entries are vendor=url")
+                })?;
+                self.vendor_base_urls
+                    .insert(vendor.trim().to_string(), url.trim().to_string());
+            }
+        }
+        if let Some(v) = get("OUTREACH_UNSAFE_PLUGINS_ALLOW_LOOPBACK") {
+            self.unsafe_plugins_allow_loopback =
+                parse("OUTREACH_UNSAFE_PLUGINS_ALLOW_LOOPBACK", v)?;
         }
         if let Some(v) = get("OUTREACH_SMTP_HOST") {
             self.smtp.host = v;
@@ -260,6 +282,15 @@ max_body_bytes = 2097152
 
 # tracing filter, for example "info" or "outreach=debug,info".
 log = "info"
+
+# Lets plugins reach loopback addresses (local vendor stubs in tests). Never
+# enable in production.
+unsafe_plugins_allow_loopback = false
+
+# Base-URL overrides for vendor adapters, by vendor identifier, for example
+# openai = "https://my-gateway.example.com". Without an entry an adapter uses
+# its vendor's public API.
+[vendor_base_urls]
 
 [smtp]
 # SMTP server for dashboard mail (password resets). Empty host: the message is

@@ -13,6 +13,7 @@ pub mod server;
 pub mod state;
 pub mod store;
 pub mod usage;
+pub mod vendor_keys;
 
 #[cfg(test)]
 pub mod testing;

@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use ipnet::IpNet;
 
+use outreach_plugin_runtime::{GuardPolicy, PluginRuntime, RuntimeConfig};
+
 use crate::api_keys::ApiKeyService;
 use crate::auth::jwt::JwtKeys;
 use crate::config::Config;
@@ -31,7 +33,7 @@ pub struct Limits {
     pub per_five_minutes: Limiter,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct AppState {
     pub config: Arc<Config>,
     pub db: Db,
@@ -45,11 +47,22 @@ pub struct AppState {
     pub quota: Arc<QuotaCounters>,
     pub trusted_proxies: Arc<Vec<IpNet>>,
     pub jwt: Arc<JwtKeys>,
+    /// The wasm plugin runtime (vendor adapters, workflow actions, template packs).
+    pub plugins: PluginRuntime,
 }
 
 impl std::fmt::Debug for JwtKeys {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("JwtKeys")
+    }
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState")
+            .field("backend", &self.db.backend)
+            .field("listen", &self.config.listen)
+            .finish_non_exhaustive()
     }
 }
 
@@ -66,6 +79,7 @@ impl AppState {
             &config.data_dir,
         )?;
         let jwt = JwtKeys::new(&secrets.derive("dashboard-jwt"));
+        let plugins = start_plugins(&config, Some(Duration::from_secs(2))).await?;
         let minute = Duration::from_secs(60);
         Ok(AppState {
             db: db.clone(),
@@ -88,6 +102,7 @@ impl AppState {
             ),
             secrets: Arc::new(secrets),
             jwt: Arc::new(jwt),
+            plugins,
             config: Arc::new(config),
             clock,
         })
@@ -107,5 +122,41 @@ impl AppState {
                 retry_after: d.retry_after_secs,
             })
         }
+    }
+}
+
+/// Starts the plugin runtime: first-party components embedded in the binary,
+/// plus the operator's plugins folder, watched every `watch` when given.
+pub async fn start_plugins(
+    config: &Config,
+    watch: Option<Duration>,
+) -> anyhow::Result<PluginRuntime> {
+    let plugins_dir = config.plugins_dir();
+    std::fs::create_dir_all(&plugins_dir)?;
+    let guard_policy = if config.unsafe_plugins_allow_loopback {
+        tracing::warn!("plugins may reach loopback addresses (unsafe_plugins_allow_loopback)");
+        GuardPolicy::allow_loopback_for_tests()
+    } else {
+        GuardPolicy::strict()
+    };
+    let runtime = PluginRuntime::new(RuntimeConfig {
+        plugins_dir: Some(plugins_dir),
+        cache_dir: Some(plugin_cache_dir(config)),
+        guard_policy,
+        watch_interval: watch,
+        ..RuntimeConfig::default()
+    })
+    .await
+    .map_err(|e| anyhow::anyhow!("starting the plugin runtime: {e}"))?;
+    Ok(runtime)
+}
+
+/// Precompiled components are cached by content and engine hash, so the
+/// cache can be shared; tests share one across their temporary data dirs.
+fn plugin_cache_dir(config: &Config) -> std::path::PathBuf {
+    if cfg!(test) {
+        std::env::temp_dir().join("outreach-test-plugin-cache")
+    } else {
+        config.data_dir.join("cache").join("plugins")
     }
 }

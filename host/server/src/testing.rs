@@ -82,6 +82,12 @@ pub async fn fresh_postgres_database() -> (String, String) {
 
 impl TestApp {
     pub async fn new() -> TestApp {
+        TestApp::with(|_| {}).await
+    }
+
+    /// A test app whose configuration `adjust` may change first (vendor base
+    /// URLs pointing at a stub, for example). Plugins may reach loopback.
+    pub async fn with(adjust: impl FnOnce(&mut Config)) -> TestApp {
         let _ = tracing_subscriber::fmt()
             .with_test_writer()
             .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
@@ -92,6 +98,8 @@ impl TestApp {
             usage_flush_interval_ms: 20,
             ..Config::default()
         };
+        config.unsafe_plugins_allow_loopback = true;
+        adjust(&mut config);
         let postgres = if use_postgres() {
             let (url, name) = fresh_postgres_database().await;
             config.database_url = url;
@@ -217,5 +225,131 @@ impl Drop for TestApp {
             })
             .join();
         }
+    }
+}
+
+/// A local HTTP server standing in for vendor APIs in tests. Each route is a
+/// path prefix answering a canned status and body after an optional delay;
+/// every request is counted per prefix.
+pub mod stub {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use axum::body::Body;
+    use axum::extract::{Request, State};
+    use axum::http::StatusCode;
+    use axum::response::Response;
+
+    #[derive(Clone)]
+    pub struct Canned {
+        pub status: u16,
+        pub body: String,
+        pub headers: Vec<(String, String)>,
+        pub delay: Duration,
+    }
+
+    impl Canned {
+        pub fn json(status: u16, body: serde_json::Value) -> Canned {
+            Canned {
+                status,
+                body: body.to_string(),
+                headers: vec![("content-type".into(), "application/json".into())],
+                delay: Duration::ZERO,
+            }
+        }
+        pub fn with_header(mut self, name: &str, value: &str) -> Canned {
+            self.headers.push((name.into(), value.into()));
+            self
+        }
+        pub fn after(mut self, delay: Duration) -> Canned {
+            self.delay = delay;
+            self
+        }
+    }
+
+    #[derive(Default)]
+    struct Routes {
+        canned: Vec<(String, Canned)>,
+        hits: HashMap<String, usize>,
+        in_flight: usize,
+        max_in_flight: usize,
+    }
+
+    #[derive(Clone)]
+    pub struct Stub {
+        pub base: String,
+        routes: Arc<Mutex<Routes>>,
+    }
+
+    impl Stub {
+        pub async fn start() -> Stub {
+            let routes = Arc::new(Mutex::new(Routes::default()));
+            let app = axum::Router::new()
+                .fallback(answer)
+                .with_state(routes.clone());
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let base = format!("http://{}", listener.local_addr().unwrap());
+            tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+            Stub { base, routes }
+        }
+
+        /// Answers requests whose path starts with `prefix` (longest prefix wins).
+        pub fn set(&self, prefix: &str, canned: Canned) {
+            let mut r = self.routes.lock().unwrap();
+            r.canned.retain(|(p, _)| p != prefix);
+            r.canned.push((prefix.to_string(), canned));
+            r.canned.sort_by_key(|(p, _)| std::cmp::Reverse(p.len()));
+        }
+
+        pub fn hits(&self, prefix: &str) -> usize {
+            self.routes
+                .lock()
+                .unwrap()
+                .hits
+                .get(prefix)
+                .copied()
+                .unwrap_or(0)
+        }
+
+        /// The most requests the stub has served at the same time.
+        pub fn max_in_flight(&self) -> usize {
+            self.routes.lock().unwrap().max_in_flight
+        }
+
+        pub fn url(&self, prefix: &str) -> String {
+            format!("{}{prefix}", self.base)
+        }
+    }
+
+    async fn answer(State(routes): State<Arc<Mutex<Routes>>>, req: Request) -> Response {
+        let path = req.uri().path().to_string();
+        let found = {
+            let mut r = routes.lock().unwrap();
+            let hit = r
+                .canned
+                .iter()
+                .find(|(p, _)| path.starts_with(p.as_str()))
+                .cloned();
+            if let Some((p, _)) = &hit {
+                *r.hits.entry(p.clone()).or_default() += 1;
+            }
+            r.in_flight += 1;
+            r.max_in_flight = r.max_in_flight.max(r.in_flight);
+            hit
+        };
+        tokio::time::sleep(found.as_ref().map_or(Duration::ZERO, |(_, c)| c.delay)).await;
+        routes.lock().unwrap().in_flight -= 1;
+        let Some((_, canned)) = found else {
+            return Response::builder()
+                .status(404)
+                .body(Body::from("no stub"))
+                .unwrap();
+        };
+        let mut builder = Response::builder().status(StatusCode::from_u16(canned.status).unwrap());
+        for (k, v) in &canned.headers {
+            builder = builder.header(k, v);
+        }
+        builder.body(Body::from(canned.body)).unwrap()
     }
 }

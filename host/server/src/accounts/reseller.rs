@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use sqlx::Row;
 use utoipa::ToSchema;
 
-use crate::api_keys::{NewKey, Restrictions};
+use crate::api_keys::NewKey;
 use crate::error::{ApiError, ApiResult};
 use crate::platform::clock::iso;
 use crate::state::AppState;
@@ -157,14 +157,6 @@ pub async fn create_client_key(
     get_client(state, account_id, client_id).await?;
     state
         .keys
-        .create(
-            account_id,
-            None,
-            Some(client_id),
-            NewKey {
-                name: name.to_string(),
-                restrictions: Restrictions::default(),
-            },
-        )
+        .create(account_id, None, Some(client_id), NewKey::named(name))
         .await
 }

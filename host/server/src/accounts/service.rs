@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 
 use super::plans::Plan;
 use super::store;
-use crate::api_keys::{NewKey, Restrictions};
+use crate::api_keys::NewKey;
 use crate::auth::password;
 use crate::error::{ApiError, ApiResult};
 use crate::platform::clock::{iso, ms_to_datetime};
@@ -129,15 +129,7 @@ pub async fn create_account(
     tx.commit().await?;
     let (_, api_key) = state
         .keys
-        .create(
-            account_id,
-            Some(user_id),
-            None,
-            NewKey {
-                name: "Default".into(),
-                restrictions: Restrictions::default(),
-            },
-        )
+        .create(account_id, Some(user_id), None, NewKey::named("Default"))
         .await?;
     Ok(CreatedAccount {
         account_id,

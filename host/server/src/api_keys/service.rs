@@ -45,25 +45,38 @@ pub const ENDPOINT_GROUPS: &[&str] = &[
 ];
 
 /// Optional restrictions chosen when a key is created.
-#[derive(Debug, Clone, Default, Deserialize, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default)]
 pub struct Restrictions {
     /// IP addresses or CIDR ranges allowed to use the key; empty allows all.
-    #[serde(default)]
     pub allowed_ips: Vec<String>,
     /// Endpoint groups the key may call (for example `enrichment`, `search`);
     /// empty allows all.
-    #[serde(default)]
     pub allowed_endpoint_groups: Vec<String>,
 }
 
+/// The body of a key creation. Restrictions are spelled out rather than
+/// flattened, so the generated schema and `deny_unknown_fields` agree.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewKey {
     /// 1-100 characters.
     pub name: String,
-    #[serde(flatten)]
-    pub restrictions: Restrictions,
+    /// IP addresses or CIDR ranges allowed to use the key; empty allows all.
+    #[serde(default)]
+    pub allowed_ips: Vec<String>,
+    /// Endpoint groups the key may call; empty allows all.
+    #[serde(default)]
+    pub allowed_endpoint_groups: Vec<String>,
+}
+
+impl NewKey {
+    pub fn named(name: &str) -> NewKey {
+        NewKey {
+            name: name.to_string(),
+            allowed_ips: Vec::new(),
+            allowed_endpoint_groups: Vec::new(),
+        }
+    }
 }
 
 /// A key as listings show it: never the key itself.
@@ -162,7 +175,10 @@ impl ApiKeyService {
         if name.is_empty() || name.chars().count() > 100 {
             return Err(ApiError::bad_request("name must be 1-100 characters"));
         }
-        let restrictions = validate_restrictions(new.restrictions)?;
+        let restrictions = validate_restrictions(Restrictions {
+            allowed_ips: new.allowed_ips,
+            allowed_endpoint_groups: new.allowed_endpoint_groups,
+        })?;
         let (key, lookup) = format::generate(&self.prefix, reseller_client_id);
         let id = store::insert(
             &self.db,

@@ -4,7 +4,7 @@ use clap::Subcommand;
 use serde_json::json;
 
 use super::{cli_err, print_json};
-use crate::api_keys::{NewKey, Restrictions};
+use crate::api_keys::NewKey;
 use crate::state::AppState;
 
 #[derive(Debug, Subcommand)]
@@ -57,10 +57,8 @@ pub async fn run(state: AppState, cmd: KeysCommand) -> anyhow::Result<()> {
                     None,
                     NewKey {
                         name,
-                        restrictions: Restrictions {
-                            allowed_ips: allow_ips,
-                            allowed_endpoint_groups: allow_groups,
-                        },
+                        allowed_ips: allow_ips,
+                        allowed_endpoint_groups: allow_groups,
                     },
                 )
                 .await

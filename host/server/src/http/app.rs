@@ -17,7 +17,7 @@ use utoipa_axum::routes;
 
 use super::auth::require_api_key;
 use super::errors::{json_errors, not_found};
-use super::openapi::BaseDoc;
+use super::openapi::{BaseDoc, complete_responses};
 use crate::error::ErrorBody;
 use crate::state::AppState;
 
@@ -26,6 +26,7 @@ fn v1_routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .merge(crate::accounts::routes::router())
         .merge(crate::usage::routes::router())
+        .merge(crate::vendor_keys::routes::router())
 }
 
 /// Routes without an API key: health, dashboard sign-in, and the public
@@ -35,25 +36,31 @@ fn public_routes() -> OpenApiRouter<AppState> {
         .routes(routes!(healthz))
         .routes(routes!(readyz))
         .merge(crate::auth::routes::router())
+        .merge(crate::vendor_keys::routes::public_router())
 }
 
-/// The OpenAPI document of every route.
-pub fn openapi() -> utoipa::openapi::OpenApi {
+/// The OpenAPI document of every route, as served at `/openapi.json`.
+pub fn openapi() -> serde_json::Value {
     let (_, v1) = v1_routes().split_for_parts();
     let (_, public) = public_routes().split_for_parts();
+    document(v1, public)
+}
+
+fn document(v1: utoipa::openapi::OpenApi, public: utoipa::openapi::OpenApi) -> serde_json::Value {
     let mut doc = BaseDoc::openapi();
     doc.merge(v1);
     doc.merge(public);
-    doc
+    let mut json = serde_json::to_value(&doc).expect("OpenAPI serialises");
+    complete_responses(&mut json);
+    json
 }
 
 pub fn router(state: AppState) -> Router {
     let (v1, v1_doc) = v1_routes().split_for_parts();
     let (public, public_doc) = public_routes().split_for_parts();
-    let mut doc = BaseDoc::openapi();
-    doc.merge(v1_doc);
-    doc.merge(public_doc);
-    let doc_json: Arc<[u8]> = serde_json::to_vec(&doc).expect("OpenAPI serialises").into();
+    let doc_json: Arc<[u8]> = serde_json::to_vec(&document(v1_doc, public_doc))
+        .expect("OpenAPI serialises")
+        .into();
 
     let v1 = v1.route_layer(middleware::from_fn_with_state(
         state.clone(),

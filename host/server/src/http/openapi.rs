@@ -40,3 +40,54 @@ impl Modify for SecuritySchemes {
         );
     }
 }
+
+/// Adds the answers the shared layers can give to every operation they
+/// cover, so the document matches the server without each handler listing
+/// them: API-key routes can answer 401, 403 and 429; any route with a body
+/// or parameters can answer 400 (and 413 for bodies); any route with a path
+/// parameter can answer 404.
+pub fn complete_responses(doc: &mut serde_json::Value) {
+    let Some(paths) = doc.get_mut("paths").and_then(|p| p.as_object_mut()) else {
+        return;
+    };
+    for (path, item) in paths.iter_mut() {
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        for (method, op) in item.iter_mut() {
+            if !["get", "post", "put", "patch", "delete"].contains(&method.as_str()) {
+                continue;
+            }
+            let security = op["security"].to_string();
+            let has_body = op.get("requestBody").is_some();
+            let has_params = op["parameters"].as_array().is_some_and(|p| !p.is_empty());
+            let mut add = |status: &str, description: &str| {
+                let responses = op["responses"].as_object_mut().expect("responses");
+                responses.entry(status).or_insert_with(|| {
+                    serde_json::json!({
+                        "description": description,
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+                    })
+                });
+            };
+            if security.contains("\"api_key\"") {
+                add("401", "Invalid API key");
+                add("403", "API key does not have access to this resource");
+                add("429", "Rate limit or monthly quota exceeded");
+            }
+            if security.contains("\"dashboard_jwt\"") {
+                add("401", "Not authenticated");
+            }
+            if has_body {
+                add("400", "Malformed request");
+                add("413", "Request body too large");
+            }
+            if has_params {
+                add("400", "Invalid parameter");
+            }
+            if path.contains('{') {
+                add("404", "Not found");
+            }
+        }
+    }
+}

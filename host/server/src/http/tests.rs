@@ -382,10 +382,10 @@ async fn every_documented_route_is_served() {
         Some("3.1")
     );
     let mut count = 0;
-    for (path, item) in doc.paths.paths.iter() {
+    for (path, item) in doc["paths"].as_object().unwrap() {
         let concrete = path.replace("{client_id}", "1").replace("{key_id}", "1");
         for method in ["get", "post", "put", "patch", "delete"] {
-            let item_json = serde_json::to_value(item).unwrap();
+            let item_json = item.clone();
             if item_json.get(method).is_none() {
                 continue;
             }
