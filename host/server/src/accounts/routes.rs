@@ -31,13 +31,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         (status = 200, description = "The account", body = AccountView),
         (status = 401, description = "Invalid API key", body = ErrorBody),
     ))]
-async fn get_account(
-    State(state): State<AppState>,
-    caller: Caller,
-) -> ApiResult<Json<AccountView>> {
-    Ok(Json(
-        service::account_view(&state, caller.account_id).await?,
-    ))
+async fn get_account(caller: Caller) -> Json<AccountView> {
+    Json(service::account_view_of(&caller.key))
 }
 
 #[derive(Debug, Serialize, ToSchema)]

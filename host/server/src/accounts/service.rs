@@ -173,6 +173,24 @@ pub async fn add_member(
     })
 }
 
+/// The account as authentication loaded it, without a database read: the
+/// hottest authenticated route must not cost a query.
+pub fn account_view_of(key: &crate::api_keys::VerifiedKey) -> AccountView {
+    AccountView {
+        id: key.account_id,
+        name: key.account_name.clone(),
+        plan: key.plan,
+        status: if key.account_suspended {
+            "suspended"
+        } else {
+            "active"
+        }
+        .to_string(),
+        billing_day: key.billing_day as i64,
+        created_at: iso(key.account_created_at),
+    }
+}
+
 pub async fn account_view(state: &AppState, account_id: i64) -> ApiResult<AccountView> {
     let row = store::get_account(&state.db, account_id)
         .await?

@@ -101,6 +101,8 @@ pub struct KeyInfo {
 pub struct VerifiedKey {
     pub key_id: i64,
     pub account_id: i64,
+    pub account_name: String,
+    pub account_created_at: i64,
     pub user_id: Option<i64>,
     pub plan: Plan,
     pub account_suspended: bool,
@@ -285,6 +287,8 @@ fn verified_from_row(
     Ok(Some(VerifiedKey {
         key_id: row.try_get("id")?,
         account_id: row.try_get("account_id")?,
+        account_name: row.try_get("account_name")?,
+        account_created_at: row.try_get("account_created_at")?,
         user_id: row.try_get("user_id")?,
         plan: Plan::parse(&plan).unwrap_or(Plan::Free),
         account_suspended: status != "active",

@@ -89,7 +89,8 @@ pub async fn revoke(db: &Db, account_id: i64, key_id: i64, now: i64) -> sqlx::Re
 pub async fn find_for_auth(db: &Db, lookup: &str) -> sqlx::Result<Option<AnyRow>> {
     sqlx::query(
         "SELECT k.id, k.account_id, k.user_id, k.reseller_client_id, k.key_hash, k.allowed_ips, \
-         k.allowed_groups, k.revoked_at, a.plan, a.status, a.billing_day, \
+         k.allowed_groups, k.revoked_at, a.name AS account_name, a.plan, a.status, a.billing_day, \
+         a.created_at AS account_created_at, \
          c.disabled AS client_disabled, c.monthly_quota AS client_quota, \
          c.created_at AS client_created_at \
          FROM api_keys k JOIN accounts a ON a.id = k.account_id \

@@ -29,6 +29,9 @@ pub struct Caller {
     pub plan: Plan,
     pub api_key_id: i64,
     pub reseller_client_id: Option<i64>,
+    /// What authentication loaded about the key and its account (cached up
+    /// to 30 s, see ARCHITECTURE.md), for handlers that need no fresher view.
+    pub key: Arc<VerifiedKey>,
 }
 
 impl Caller {
@@ -97,6 +100,7 @@ pub async fn require_api_key(
         plan: key.plan,
         api_key_id: key.key_id,
         reseller_client_id: key.reseller.as_ref().map(|c| c.id),
+        key: key.clone(),
     };
     let method = req.method().to_string();
     let filters = req.uri().query().map(crate::usage::recorder::query_summary);

@@ -754,3 +754,121 @@ async fn ai_keys_for_the_compatible_kind_and_the_shared_completion_service() {
     assert_eq!(err.to_string(), "No BYOK provider connected");
     assert_eq!(err.status(), 400);
 }
+
+/// spec/3 chain rule with three real adapters: the first rate-limits, the
+/// second fails with 5xx, the third answers.
+#[tokio::test]
+async fn fallback_chain_moves_on_only_after_transient_failures() {
+    let stub = Stub::start().await;
+    let (mv, bo, nb) = (stub.url("/mv"), stub.url("/bo"), stub.url("/nb"));
+    let app = TestApp::with(move |c| {
+        c.vendor_base_urls.insert("millionverifier".into(), mv);
+        c.vendor_base_urls.insert("bouncer".into(), bo);
+        c.vendor_base_urls.insert("neverbounce".into(), nb);
+    })
+    .await;
+    let acct = app.account(Plan::Pro).await;
+    stub.set(
+        "/mv/api/v3/credits",
+        Canned::json(200, json!({"credits": 10, "bulk_credits": 0})),
+    );
+    stub.set(
+        "/bo/v1.1/credits",
+        Canned::json(200, json!({"credits": 1500})),
+    );
+    stub.set(
+        "/nb/v4/account/info",
+        Canned::json(200, json!({"status": "success", "credits_info": {"paid_credits_remaining": 900, "free_credits_remaining": 100}})),
+    );
+    // Added in reverse order: the chain follows the vendors' ranks, not insertion.
+    for (provider, key) in [
+        ("neverbounce", "nb-key-00001"),
+        ("bouncer", "bo-key-00001"),
+        ("millionverifier", "mv-key-00001"),
+    ] {
+        let r = app
+            .post(
+                "/v1/email-verifiers/providers",
+                &acct.api_key,
+                json!({"provider": provider, "api_key": key}),
+            )
+            .await;
+        assert_eq!(r.status, 201, "{provider}: {:?}", r.body);
+    }
+    stub.set(
+        "/mv/api/v3/",
+        Canned::json(429, json!({"error": "Too many requests"})).with_header("retry-after", "3"),
+    );
+    stub.set(
+        "/bo/v1.1/email/verify",
+        Canned::json(503, json!({"message": "Service Unavailable"})),
+    );
+    stub.set(
+        "/nb/v4/single/check",
+        Canned::json(
+            200,
+            json!({"status": "success", "result": "valid", "flags": ["has_dns"]}),
+        ),
+    );
+
+    let r = app
+        .post(
+            "/v1/email-verifiers/verify",
+            &acct.api_key,
+            json!({"email": "jane@acme.com"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.body["provider"], "neverbounce");
+    assert_eq!(r.body["status"], "valid");
+    assert_eq!(r.body["cost_estimate_usd"], 0.008);
+    assert_eq!(
+        (
+            stub.hits("/mv/api/v3/"),
+            stub.hits("/bo/v1.1/email/verify"),
+            stub.hits("/nb/v4/single/check")
+        ),
+        (1, 1, 1)
+    );
+
+    let usage = app.get("/v1/email-verifiers/usage", &acct.api_key).await;
+    let by_provider = usage.body["by_provider"].as_array().unwrap();
+    assert_eq!(by_provider.len(), 3, "failures are in the ledger too");
+    assert_eq!(
+        usage.body["total_cost_usd"], 0.008,
+        "failed calls cost nothing"
+    );
+
+    // Every vendor failing transiently: 502 naming each upstream reason.
+    stub.set("/nb/v4/single/check", Canned::json(502, json!({})));
+    let r = app
+        .post(
+            "/v1/email-verifiers/verify",
+            &acct.api_key,
+            json!({"email": "other@acme.com"}),
+        )
+        .await;
+    assert_eq!(r.status, 502);
+    for vendor in ["millionverifier", "bouncer", "neverbounce"] {
+        assert!(r.detail().contains(vendor), "{}", r.detail());
+    }
+
+    // A rejected key is not transient: the chain stops there.
+    stub.set(
+        "/mv/api/v3/",
+        Canned::json(200, json!({"result": "error", "error": "Apikey not found"})),
+    );
+    let r = app
+        .post(
+            "/v1/email-verifiers/verify",
+            &acct.api_key,
+            json!({"email": "third@acme.com"}),
+        )
+        .await;
+    assert_eq!(r.status, 502);
+    assert_eq!(
+        stub.hits("/bo/v1.1/email/verify"),
+        2,
+        "bouncer was not tried after an auth failure"
+    );
+}
