@@ -21,14 +21,30 @@ fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
     let test_dir = out.join("test-guests");
     std::fs::create_dir_all(&test_dir).unwrap();
-    println!("cargo:rustc-env=OUTREACH_TEST_GUESTS={}", test_dir.display());
+    println!(
+        "cargo:rustc-env=OUTREACH_TEST_GUESTS={}",
+        test_dir.display()
+    );
     println!("cargo:rerun-if-env-changed=OUTREACH_SKIP_GUEST_BUILD");
-    for p in ["wit", "sdk-guest/src", "sdk-guest/Cargo.toml", "sdk-guest/build.rs", "plugins", "marketplace", "tests/plugins/rust", "plugins/.cargo/config.toml"] {
+    for p in [
+        "wit",
+        "sdk-guest/src",
+        "sdk-guest/Cargo.toml",
+        "sdk-guest/build.rs",
+        "plugins",
+        "marketplace",
+        "tests/plugins/rust",
+        "plugins/.cargo/config.toml",
+    ] {
         println!("cargo:rerun-if-changed={}", root.join(p).display());
     }
 
     if std::env::var_os("OUTREACH_SKIP_GUEST_BUILD").is_some() {
-        std::fs::write(out.join("embedded.rs"), "pub static FIRST_PARTY: &[EmbeddedPlugin] = &[];\n").unwrap();
+        std::fs::write(
+            out.join("embedded.rs"),
+            "pub static FIRST_PARTY: &[EmbeddedPlugin] = &[];\n",
+        )
+        .unwrap();
         return;
     }
 
@@ -40,10 +56,16 @@ fn main() {
     let mut cmd = Command::new(cargo);
     // Run from the guest workspace so its .cargo/config.toml applies.
     cmd.current_dir(root.join("plugins"));
-    cmd.args(["build", "--release", "--target", "wasm32-wasip2", "--manifest-path"])
-        .arg(root.join("plugins/Cargo.toml"))
-        .arg("--target-dir")
-        .arg(&guest_target);
+    cmd.args([
+        "build",
+        "--release",
+        "--target",
+        "wasm32-wasip2",
+        "--manifest-path",
+    ])
+    .arg(root.join("plugins/Cargo.toml"))
+    .arg("--target-dir")
+    .arg(&guest_target);
     for var in [
         "RUSTFLAGS",
         "CARGO_ENCODED_RUSTFLAGS",
@@ -64,7 +86,9 @@ fn main() {
     ] {
         cmd.env_remove(var);
     }
-    let status = cmd.status().expect("failed to run cargo for the guest workspace");
+    let status = cmd
+        .status()
+        .expect("failed to run cargo for the guest workspace");
     if !status.success() {
         panic!(
             "building the plugin components (plugins/Cargo.toml for wasm32-wasip2) failed; \
@@ -93,7 +117,11 @@ fn main() {
     for dir in plugin_dirs(&root.join("tests/plugins/rust")) {
         let (name, wasm) = copy_component(&dir, &wasm_dir, &out);
         std::fs::copy(&wasm, test_dir.join(format!("{name}.wasm"))).unwrap();
-        std::fs::copy(dir.join("plugin.toml"), test_dir.join(format!("{name}.toml"))).unwrap();
+        std::fs::copy(
+            dir.join("plugin.toml"),
+            test_dir.join(format!("{name}.toml")),
+        )
+        .unwrap();
     }
 }
 
@@ -114,12 +142,17 @@ fn copy_component(dir: &Path, wasm_dir: &Path, out: &Path) -> (String, PathBuf) 
         .lines()
         .find_map(|l| {
             let l = l.trim();
-            let v = l.strip_prefix("name")?.trim_start().strip_prefix('=')?.trim();
+            let v = l
+                .strip_prefix("name")?
+                .trim_start()
+                .strip_prefix('=')?
+                .trim();
             Some(v.trim_matches('"').to_string())
         })
         .expect("package name in Cargo.toml");
     let built = wasm_dir.join(format!("{}.wasm", name.replace('-', "_")));
     let dest = out.join(format!("{name}.wasm"));
-    std::fs::copy(&built, &dest).unwrap_or_else(|e| panic!("missing component {}: {e}", built.display()));
+    std::fs::copy(&built, &dest)
+        .unwrap_or_else(|e| panic!("missing component {}: {e}", built.display()));
     (name, dest)
 }

@@ -9,7 +9,9 @@
 //! runtime with every first-party component, cold (compile) and warm
 //! (precompiled artifacts from the cache).
 
-use outreach_plugin_runtime::{GuardPolicy, PluginRuntime, RuntimeConfig, fixtures::TEST_GUESTS_DIR};
+use outreach_plugin_runtime::{
+    GuardPolicy, PluginRuntime, RuntimeConfig, fixtures::TEST_GUESTS_DIR,
+};
 use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -35,7 +37,11 @@ fn native_verify(email: &str) -> Result<Native, String> {
         email: email.to_string(),
         provider: "trivial".into(),
         status: if valid { "valid" } else { "invalid" },
-        deliverability: if valid { "deliverable" } else { "undeliverable" },
+        deliverability: if valid {
+            "deliverable"
+        } else {
+            "undeliverable"
+        },
         is_role: matches!(local, "info" | "sales" | "admin"),
         confidence: Some(1.0),
         raw_status: "ok".into(),
@@ -60,12 +66,18 @@ fn report(name: &str, mut samples: Vec<Duration>, total: Duration) -> Duration {
 }
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(async {
         let dir = tempfile::tempdir().unwrap();
         for ext in ["wasm", "toml"] {
-            std::fs::copy(Path::new(TEST_GUESTS_DIR).join(format!("trivial.{ext}")), dir.path().join(format!("trivial.{ext}")))
-                .unwrap();
+            std::fs::copy(
+                Path::new(TEST_GUESTS_DIR).join(format!("trivial.{ext}")),
+                dir.path().join(format!("trivial.{ext}")),
+            )
+            .unwrap();
         }
         let runtime = PluginRuntime::new(RuntimeConfig {
             plugins_dir: Some(dir.path().to_path_buf()),
@@ -77,11 +89,17 @@ fn main() {
         .await
         .unwrap();
         println!("pooling allocator: {}", runtime.uses_pooling_allocator());
-        let n: usize = std::env::var("BENCH_CALLS").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
+        let n: usize = std::env::var("BENCH_CALLS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(20_000);
         let emails: Vec<String> = (0..64).map(|i| format!("user{i}@example.com")).collect();
 
         for _ in 0..1000 {
-            runtime.verify_email("trivial", "k", None, &emails[0]).await.unwrap();
+            runtime
+                .verify_email("trivial", "k", None, &emails[0])
+                .await
+                .unwrap();
             black_box(native_verify(&emails[0]).unwrap());
         }
 
@@ -98,27 +116,29 @@ fn main() {
         let start = Instant::now();
         for i in 0..n {
             let t = Instant::now();
-            let r = runtime.verify_email("trivial", "k", None, &emails[i % 64]).await.unwrap();
+            let r = runtime
+                .verify_email("trivial", "k", None, &emails[i % 64])
+                .await
+                .unwrap();
             black_box(r);
             isolated.push(t.elapsed());
         }
         let isolated_total = start.elapsed();
 
-        if std::env::var_os("BENCH_BREAKDOWN").is_some() {
-            let mut acc = [Duration::ZERO; 5];
-            for _ in 0..5000 {
-                let b = runtime.__breakdown("trivial").await;
-                for k in 0..5 { acc[k] += b[k]; }
-            }
-            println!("breakdown µs (state, store, instantiate, call, drop): {:?}", acc.map(|d| d.as_secs_f64() * 1e6 / 5000.0));
-        }
         let np50 = report("native", native, native_total);
         let ip50 = report("isolated", isolated, isolated_total);
-        println!("p50 overhead of isolation: {:.2} µs", (ip50.saturating_sub(np50)).as_secs_f64() * 1e6);
+        println!(
+            "p50 overhead of isolation: {:.2} µs",
+            (ip50.saturating_sub(np50)).as_secs_f64() * 1e6
+        );
 
         // Start of the runtime with all first-party components.
         let cache = tempfile::tempdir().unwrap();
-        for label in ["cold (compile + cache)", "warm (precompiled)", "warm (precompiled)"] {
+        for label in [
+            "cold (compile + cache)",
+            "warm (precompiled)",
+            "warm (precompiled)",
+        ] {
             let t = Instant::now();
             let r = PluginRuntime::new(RuntimeConfig {
                 cache_dir: Some(cache.path().to_path_buf()),
@@ -127,7 +147,11 @@ fn main() {
             })
             .await
             .unwrap();
-            println!("start with {} first-party components, {label}: {:.1} ms", r.list().len(), t.elapsed().as_secs_f64() * 1e3);
+            println!(
+                "start with {} first-party components, {label}: {:.1} ms",
+                r.list().len(),
+                t.elapsed().as_secs_f64() * 1e3
+            );
         }
     });
 }

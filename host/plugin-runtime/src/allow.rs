@@ -41,17 +41,24 @@ impl fmt::Display for HostRule {
 
 impl HostRule {
     pub fn parse(text: &str) -> Result<HostRule, String> {
-        let (scheme, rest) = text.split_once("://").ok_or("expected scheme://host[:port]")?;
+        let (scheme, rest) = text
+            .split_once("://")
+            .ok_or("expected scheme://host[:port]")?;
         let scheme = scheme.to_ascii_lowercase();
         if scheme != "http" && scheme != "https" {
             return Err(format!("scheme {scheme:?} is not http or https"));
         }
         if rest.contains('/') || rest.contains('@') || rest.contains('?') || rest.contains('#') {
-            return Err("a rule names a scheme, host and port only (no path, user or query)".into());
+            return Err(
+                "a rule names a scheme, host and port only (no path, user or query)".into(),
+            );
         }
         let (host, port) = match rest.rsplit_once(':') {
             Some((h, "*")) => (h, Port::Any),
-            Some((h, p)) => (h, Port::Exact(p.parse().map_err(|_| format!("bad port {p:?}"))?)),
+            Some((h, p)) => (
+                h,
+                Port::Exact(p.parse().map_err(|_| format!("bad port {p:?}"))?),
+            ),
             None => (rest, Port::Default),
         };
         let host = host.to_ascii_lowercase();
@@ -61,9 +68,18 @@ impl HostRule {
         };
         let bare = host.trim_start_matches('.');
         if bare.is_empty() || bare.contains('*') || !bare.split('.').all(|l| !l.is_empty()) {
-            return Err(format!("bad host pattern {:?} (use a name or *.suffix)", rest));
+            return Err(format!(
+                "bad host pattern {:?} (use a name or *.suffix)",
+                rest
+            ));
         }
-        Ok(HostRule { scheme, host, wildcard, port, text: text.to_string() })
+        Ok(HostRule {
+            scheme,
+            host,
+            wildcard,
+            port,
+            text: text.to_string(),
+        })
     }
 
     /// A rule allowing exactly the origin of `url` (used for the host's
@@ -81,9 +97,15 @@ impl HostRule {
     }
 
     pub fn matches(&self, url: &Url) -> bool {
-        let Some(host) = url.host_str() else { return false };
+        let Some(host) = url.host_str() else {
+            return false;
+        };
         let host = host.to_ascii_lowercase();
-        let host_ok = if self.wildcard { host.ends_with(&self.host) && host.len() > self.host.len() } else { host == self.host };
+        let host_ok = if self.wildcard {
+            host.ends_with(&self.host) && host.len() > self.host.len()
+        } else {
+            host == self.host
+        };
         let port_ok = match self.port {
             Port::Any => true,
             Port::Default => url.port().is_none(),
@@ -116,7 +138,9 @@ mod tests {
     use super::*;
 
     fn m(rule: &str, url: &str) -> bool {
-        HostRule::parse(rule).unwrap().matches(&Url::parse(url).unwrap())
+        HostRule::parse(rule)
+            .unwrap()
+            .matches(&Url::parse(url).unwrap())
     }
 
     #[test]
@@ -138,6 +162,9 @@ mod tests {
     fn denial_names_the_rules() {
         let rules = vec![HostRule::parse("https://api.acme.com").unwrap()];
         let e = check("p", &rules, &Url::parse("https://evil.com/").unwrap()).unwrap_err();
-        assert_eq!(e, "allowed_hosts of plugin p: https://evil.com matches none of [https://api.acme.com]");
+        assert_eq!(
+            e,
+            "allowed_hosts of plugin p: https://evil.com matches none of [https://api.acme.com]"
+        );
     }
 }

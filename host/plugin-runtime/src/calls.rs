@@ -4,14 +4,17 @@
 //! (epochs do not interrupt a guest blocked in a host call).
 
 use crate::allow::HostRule;
-use crate::canonical::{self, ActionDescriptor, ActionOutput, Completion, EnrichmentResult, Template, VerificationResult};
+use crate::bindings::types::{
+    CompletionRequest, KeyValidation, LlmKeyValidation, PluginError, VendorContext,
+};
+use crate::canonical::{
+    self, ActionDescriptor, ActionOutput, Completion, EnrichmentResult, Template,
+    VerificationResult,
+};
 use crate::engine::EPOCH_TICK;
 use crate::error::CallError;
 use crate::runtime::{KindPre, LoadedPlugin, PluginMetadata, PluginRuntime};
 use crate::state::{CallSetup, CallState};
-use crate::bindings::types::{
-    CompletionRequest, KeyValidation, LlmKeyValidation, PluginError, VendorContext,
-};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,17 +26,34 @@ type GuestResult<T> = wasmtime::Result<Result<T, PluginError>>;
 const METADATA_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl PluginRuntime {
-    fn plugin_of(&self, id: &str, expected: crate::manifest::PluginKind) -> Result<Arc<LoadedPlugin>, CallError> {
-        let p = self.get(id).ok_or_else(|| CallError::NotFound(id.to_string()))?;
+    fn plugin_of(
+        &self,
+        id: &str,
+        expected: crate::manifest::PluginKind,
+    ) -> Result<Arc<LoadedPlugin>, CallError> {
+        let p = self
+            .get(id)
+            .ok_or_else(|| CallError::NotFound(id.to_string()))?;
         if p.manifest.kind != expected {
-            return Err(CallError::WrongKind { id: id.into(), expected: expected.as_str(), actual: p.manifest.kind.as_str() });
+            return Err(CallError::WrongKind {
+                id: id.into(),
+                expected: expected.as_str(),
+                actual: p.manifest.kind.as_str(),
+            });
         }
         Ok(p)
     }
 
-    fn new_store(&self, p: &LoadedPlugin, extra_rule: Option<HostRule>, timeout: Duration) -> Store<CallState> {
+    fn new_store(
+        &self,
+        p: &LoadedPlugin,
+        extra_rule: Option<HostRule>,
+        timeout: Duration,
+    ) -> Store<CallState> {
         let limits = p.manifest.limits;
-        let ticks = (limits.cpu_ms as u64).div_ceil(EPOCH_TICK.as_millis() as u64).max(1);
+        let ticks = (limits.cpu_ms as u64)
+            .div_ceil(EPOCH_TICK.as_millis() as u64)
+            .max(1);
         let state = CallState::new(CallSetup {
             plugin: Arc::from(p.manifest.id.as_str()),
             memory_bytes: limits.memory_bytes(),
@@ -74,12 +94,19 @@ impl PluginRuntime {
     {
         let extra_rule = match base_url {
             Some(u) => {
-                let url = url::Url::parse(u).map_err(|e| CallError::InvalidInput(format!("base_url {u:?}: {e}")))?;
-                Some(HostRule::for_origin(&url).ok_or_else(|| CallError::InvalidInput(format!("base_url {u:?} has no host")))?)
+                let url = url::Url::parse(u)
+                    .map_err(|e| CallError::InvalidInput(format!("base_url {u:?}: {e}")))?;
+                Some(HostRule::for_origin(&url).ok_or_else(|| {
+                    CallError::InvalidInput(format!("base_url {u:?} has no host"))
+                })?)
             }
             None => None,
         };
-        let timeout = if record { p.manifest.limits.timeout() } else { METADATA_TIMEOUT };
+        let timeout = if record {
+            p.manifest.limits.timeout()
+        } else {
+            METADATA_TIMEOUT
+        };
         let started = Instant::now();
         let run = async {
             let _slot = self.inner.slots.acquire().await;
@@ -100,7 +127,13 @@ impl PluginRuntime {
             };
             p.stats.record(&p.manifest.id, label, started.elapsed());
             if let Err(e) = &outcome
-                && matches!(e, CallError::Trap(_) | CallError::OutOfMemory(_) | CallError::Timeout(_) | CallError::Denied(_))
+                && matches!(
+                    e,
+                    CallError::Trap(_)
+                        | CallError::OutOfMemory(_)
+                        | CallError::Timeout(_)
+                        | CallError::Denied(_)
+                )
             {
                 tracing::warn!(plugin = %p.manifest.id, "plugin call failed: {e}");
             }
@@ -108,7 +141,10 @@ impl PluginRuntime {
         outcome
     }
 
-    pub(crate) async fn fetch_metadata(&self, p: &LoadedPlugin) -> Result<PluginMetadata, CallError> {
+    pub(crate) async fn fetch_metadata(
+        &self,
+        p: &LoadedPlugin,
+    ) -> Result<PluginMetadata, CallError> {
         macro_rules! meta {
             ($pre:expr, $iface:ident, $call:ident, $wrap:expr) => {{
                 let pre = $pre;
@@ -125,14 +161,34 @@ impl PluginRuntime {
             }};
         }
         Ok(match &p.pre {
-            KindPre::Llm(pre) => meta!(pre, outreach_plugin_llm, call_metadata, PluginMetadata::LlmProvider),
-            KindPre::Verifier(pre) => meta!(pre, outreach_plugin_verifier, call_metadata, PluginMetadata::EmailVerifier),
-            KindPre::Enricher(pre) => meta!(pre, outreach_plugin_enricher, call_metadata, PluginMetadata::ContactEnricher),
+            KindPre::Llm(pre) => meta!(
+                pre,
+                outreach_plugin_llm,
+                call_metadata,
+                PluginMetadata::LlmProvider
+            ),
+            KindPre::Verifier(pre) => meta!(
+                pre,
+                outreach_plugin_verifier,
+                call_metadata,
+                PluginMetadata::EmailVerifier
+            ),
+            KindPre::Enricher(pre) => meta!(
+                pre,
+                outreach_plugin_enricher,
+                call_metadata,
+                PluginMetadata::ContactEnricher
+            ),
             KindPre::Action(pre) => {
                 let d = meta!(pre, outreach_plugin_action, call_describe, |d| d);
                 PluginMetadata::WorkflowAction(descriptor(d)?)
             }
-            KindPre::Pack(pre) => meta!(pre, outreach_plugin_template_source, call_metadata, PluginMetadata::TemplatePack),
+            KindPre::Pack(pre) => meta!(
+                pre,
+                outreach_plugin_template_source,
+                call_metadata,
+                PluginMetadata::TemplatePack
+            ),
         })
     }
 }
@@ -150,7 +206,11 @@ fn descriptor(d: crate::bindings::types::ActionDescriptor) -> Result<ActionDescr
 /// Maps a finished call to its outcome, using what the store saw: a refused
 /// memory growth means out-of-memory, a spent CPU budget means timeout, an
 /// HTTP denial explains a failure better than the guest's own wording.
-fn classify<T>(store: &Store<CallState>, result: GuestResult<T>, p: &LoadedPlugin) -> Result<T, CallError> {
+fn classify<T>(
+    store: &Store<CallState>,
+    result: GuestResult<T>,
+    p: &LoadedPlugin,
+) -> Result<T, CallError> {
     let s = store.data();
     match result {
         Ok(Ok(v)) => Ok(v),
@@ -160,7 +220,10 @@ fn classify<T>(store: &Store<CallState>, result: GuestResult<T>, p: &LoadedPlugi
         },
         Err(e) => {
             if s.cpu_exhausted {
-                return Err(CallError::Timeout(format!("CPU deadline of {} ms exceeded", p.manifest.limits.cpu_ms)));
+                return Err(CallError::Timeout(format!(
+                    "CPU deadline of {} ms exceeded",
+                    p.manifest.limits.cpu_ms
+                )));
             }
             if s.limiter.memory_refused {
                 return Err(CallError::OutOfMemory(format!(
@@ -175,9 +238,15 @@ fn classify<T>(store: &Store<CallState>, result: GuestResult<T>, p: &LoadedPlugi
             };
             let stderr = s.stderr_text();
             if !stderr.is_empty() {
-                reason = format!("{reason}; guest stderr: {}", stderr.chars().take(1000).collect::<String>());
+                reason = format!(
+                    "{reason}; guest stderr: {}",
+                    stderr.chars().take(1000).collect::<String>()
+                );
             }
-            if reason.contains("instantiat") || reason.contains("pooling") || reason.contains("concurrency limit") {
+            if reason.contains("instantiat")
+                || reason.contains("pooling")
+                || reason.contains("concurrency limit")
+            {
                 return Err(CallError::Instantiate(reason));
             }
             Err(CallError::Trap(reason))
@@ -210,7 +279,10 @@ macro_rules! pre_of {
 }
 
 fn vendor_ctx(api_key: &str, base_url: Option<&str>) -> VendorContext {
-    VendorContext { api_key: api_key.to_string(), base_url: base_url.map(str::to_string) }
+    VendorContext {
+        api_key: api_key.to_string(),
+        base_url: base_url.map(str::to_string),
+    }
 }
 
 fn ms(d: Duration) -> u64 {
@@ -232,7 +304,13 @@ impl PluginRuntime {
         let pre = pre_of!(p, Llm);
         let ctx = vendor_ctx(api_key, base_url);
         let started = Instant::now();
-        let r = guest_call!(self, p, pre, base_url, outreach_plugin_llm.call_complete(&ctx, &request))?;
+        let r = guest_call!(
+            self,
+            p,
+            pre,
+            base_url,
+            outreach_plugin_llm.call_complete(&ctx, &request)
+        )?;
         Ok(Completion {
             model: r.model,
             content: r.content,
@@ -256,7 +334,13 @@ impl PluginRuntime {
         let pre = pre_of!(p, Llm);
         let ctx = vendor_ctx(api_key, base_url);
         let model = model.map(str::to_string);
-        guest_call!(self, p, pre, base_url, outreach_plugin_llm.call_validate_key(&ctx, model.as_deref()))
+        guest_call!(
+            self,
+            p,
+            pre,
+            base_url,
+            outreach_plugin_llm.call_validate_key(&ctx, model.as_deref())
+        )
     }
 
     /// Verifies one email; the result carries latency and the list-rate cost.
@@ -271,8 +355,18 @@ impl PluginRuntime {
         let pre = pre_of!(p, Verifier);
         let ctx = vendor_ctx(api_key, base_url);
         let started = Instant::now();
-        let r = guest_call!(self, p, pre, base_url, outreach_plugin_verifier.call_verify(&ctx, email))?;
-        Ok(canonical::verification(r, ms(started.elapsed()), p.manifest.list_rate_usd.unwrap_or(0.0)))
+        let r = guest_call!(
+            self,
+            p,
+            pre,
+            base_url,
+            outreach_plugin_verifier.call_verify(&ctx, email)
+        )?;
+        Ok(canonical::verification(
+            r,
+            ms(started.elapsed()),
+            p.manifest.list_rate_usd.unwrap_or(0.0),
+        ))
     }
 
     /// Enriches one domain (already normalised: no scheme, no path).
@@ -287,9 +381,19 @@ impl PluginRuntime {
         let pre = pre_of!(p, Enricher);
         let ctx = vendor_ctx(api_key, base_url);
         let started = Instant::now();
-        let r = guest_call!(self, p, pre, base_url, outreach_plugin_enricher.call_enrich(&ctx, domain))?;
-        canonical::enrichment(r, ms(started.elapsed()), p.manifest.list_rate_usd.unwrap_or(0.0))
-            .map_err(CallError::InvalidOutput)
+        let r = guest_call!(
+            self,
+            p,
+            pre,
+            base_url,
+            outreach_plugin_enricher.call_enrich(&ctx, domain)
+        )?;
+        canonical::enrichment(
+            r,
+            ms(started.elapsed()),
+            p.manifest.list_rate_usd.unwrap_or(0.0),
+        )
+        .map_err(CallError::InvalidOutput)
     }
 
     /// Validates an email-verifier or contact-enricher key (credits endpoint).
@@ -299,18 +403,35 @@ impl PluginRuntime {
         api_key: &str,
         base_url: Option<&str>,
     ) -> Result<KeyValidation, CallError> {
-        let p = self.get(plugin_id).ok_or_else(|| CallError::NotFound(plugin_id.to_string()))?;
+        let p = self
+            .get(plugin_id)
+            .ok_or_else(|| CallError::NotFound(plugin_id.to_string()))?;
         let ctx = vendor_ctx(api_key, base_url);
         match &p.pre {
             KindPre::Verifier(pre) => {
-                guest_call!(self, p, pre, base_url, outreach_plugin_verifier.call_validate_key(&ctx))
+                guest_call!(
+                    self,
+                    p,
+                    pre,
+                    base_url,
+                    outreach_plugin_verifier.call_validate_key(&ctx)
+                )
             }
             KindPre::Enricher(pre) => {
-                guest_call!(self, p, pre, base_url, outreach_plugin_enricher.call_validate_key(&ctx))
+                guest_call!(
+                    self,
+                    p,
+                    pre,
+                    base_url,
+                    outreach_plugin_enricher.call_validate_key(&ctx)
+                )
             }
-            KindPre::Llm(_) => {
-                self.llm_validate_key(plugin_id, api_key, base_url, None).await.map(|_| KeyValidation { credits_remaining: None })
-            }
+            KindPre::Llm(_) => self
+                .llm_validate_key(plugin_id, api_key, base_url, None)
+                .await
+                .map(|_| KeyValidation {
+                    credits_remaining: None,
+                }),
             _ => Err(CallError::WrongKind {
                 id: plugin_id.into(),
                 expected: "vendor plugin",
@@ -348,22 +469,42 @@ impl PluginRuntime {
         let pre = pre_of!(p, Action);
         let config = config.to_string();
         let items: Vec<String> = items.iter().map(|v| v.to_string()).collect();
-        let out = guest_call!(self, p, pre, None, outreach_plugin_action.call_execute(&config, &items))?;
-        let parse = |s: &str| serde_json::from_str(s).map_err(|e| CallError::InvalidOutput(format!("output item is not JSON: {e}")));
+        let out = guest_call!(
+            self,
+            p,
+            pre,
+            None,
+            outreach_plugin_action.call_execute(&config, &items)
+        )?;
+        let parse = |s: &str| {
+            serde_json::from_str(s)
+                .map_err(|e| CallError::InvalidOutput(format!("output item is not JSON: {e}")))
+        };
         Ok(ActionOutput {
-            items: out.items.iter().map(|s| parse(s)).collect::<Result<_, _>>()?,
+            items: out
+                .items
+                .iter()
+                .map(|s| parse(s))
+                .collect::<Result<_, _>>()?,
             previous_result: out.previous_result.as_deref().map(parse).transpose()?,
         })
     }
 
     /// The templates of one pack.
-    pub async fn template_pack_templates(&self, plugin_id: &str) -> Result<Vec<Template>, CallError> {
+    pub async fn template_pack_templates(
+        &self,
+        plugin_id: &str,
+    ) -> Result<Vec<Template>, CallError> {
         let p = self.plugin_of(plugin_id, crate::manifest::PluginKind::TemplatePack)?;
         let pre = pre_of!(p, Pack);
         let list = self
             .invoke(&p, None, true, |mut store| async move {
                 let r = match pre.instantiate_async(&mut store).await {
-                    Ok(i) => i.outreach_plugin_template_source().call_templates(&mut store).await.map(Ok),
+                    Ok(i) => i
+                        .outreach_plugin_template_source()
+                        .call_templates(&mut store)
+                        .await
+                        .map(Ok),
                     Err(e) => Err(e),
                 };
                 (store, r)
@@ -384,34 +525,5 @@ impl PluginRuntime {
             }
         }
         out
-    }
-}
-
-impl PluginRuntime {
-    #[doc(hidden)]
-    pub async fn __breakdown(&self, id: &str) -> [Duration; 5] {
-        let p = self.get(id).unwrap();
-        let KindPre::Verifier(pre) = &p.pre else { panic!() };
-        let ctx = vendor_ctx("k", None);
-        let t0 = Instant::now();
-        let st = CallState::new(CallSetup {
-            plugin: Arc::from("x"),
-            memory_bytes: 1 << 26,
-            cpu_ticks: 100,
-            timeout: Duration::from_secs(1),
-            net: None,
-            extra_rule: None,
-        });
-        let t1 = Instant::now();
-        let mut store = self.new_store(&p, None, Duration::from_secs(1));
-        drop(st);
-        let t2 = Instant::now();
-        let i = pre.instantiate_async(&mut store).await.unwrap();
-        let t3 = Instant::now();
-        let _ = i.outreach_plugin_verifier().call_verify(&mut store, &ctx, "a@b.co").await.unwrap();
-        let t4 = Instant::now();
-        drop(store);
-        let t5 = Instant::now();
-        [t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4]
     }
 }

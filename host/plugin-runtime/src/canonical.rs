@@ -120,7 +120,11 @@ pub(crate) fn deliverability(d: wit::Deliverability) -> &'static str {
     }
 }
 
-pub(crate) fn verification(r: wit::VerificationResult, latency_ms: u64, cost: f64) -> VerificationResult {
+pub(crate) fn verification(
+    r: wit::VerificationResult,
+    latency_ms: u64,
+    cost: f64,
+) -> VerificationResult {
     VerificationResult {
         email: r.email,
         provider: r.provider,
@@ -129,7 +133,10 @@ pub(crate) fn verification(r: wit::VerificationResult, latency_ms: u64, cost: f6
         is_disposable: r.is_disposable,
         is_role: r.is_role,
         is_catch_all: r.is_catch_all,
-        confidence: r.confidence.filter(|c| c.is_finite()).map(|c| c.clamp(0.0, 1.0)),
+        confidence: r
+            .confidence
+            .filter(|c| c.is_finite())
+            .map(|c| c.clamp(0.0, 1.0)),
         raw_status: r.raw_status,
         latency_ms,
         cost_estimate_usd: cost,
@@ -137,7 +144,11 @@ pub(crate) fn verification(r: wit::VerificationResult, latency_ms: u64, cost: f6
     }
 }
 
-pub(crate) fn enrichment(r: wit::EnrichmentResult, latency_ms: u64, cost: f64) -> Result<EnrichmentResult, String> {
+pub(crate) fn enrichment(
+    r: wit::EnrichmentResult,
+    latency_ms: u64,
+    cost: f64,
+) -> Result<EnrichmentResult, String> {
     let raw = if r.raw.trim().is_empty() {
         serde_json::Value::Object(Default::default())
     } else {

@@ -31,7 +31,9 @@ fn fingerprint(wasm: &Path, toml: &Path) -> Option<Fingerprint> {
 
 /// `name.wasm` files of a folder, sorted, each with its sibling `name.toml`.
 fn pairs(dir: &Path) -> Vec<(PathBuf, PathBuf)> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
     let mut out: Vec<(PathBuf, PathBuf)> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|e| e == "wasm") && p.is_file())
@@ -45,11 +47,21 @@ fn pairs(dir: &Path) -> Vec<(PathBuf, PathBuf)> {
 }
 
 /// Reads and validates one pair without registering it.
-async fn read_pair(rt: &PluginRuntime, wasm: &Path, toml: &Path) -> Result<crate::runtime::LoadedPlugin, LoadError> {
-    let manifest = std::fs::read_to_string(toml)
-        .map_err(|e| LoadError(format!("missing or unreadable manifest {}: {e}", toml.display())))?;
-    let bytes = std::fs::read(wasm).map_err(|e| LoadError(format!("cannot read {}: {e}", wasm.display())))?;
-    rt.prepare(&manifest, &bytes, PluginSource::File(wasm.to_path_buf())).await
+async fn read_pair(
+    rt: &PluginRuntime,
+    wasm: &Path,
+    toml: &Path,
+) -> Result<crate::runtime::LoadedPlugin, LoadError> {
+    let manifest = std::fs::read_to_string(toml).map_err(|e| {
+        LoadError(format!(
+            "missing or unreadable manifest {}: {e}",
+            toml.display()
+        ))
+    })?;
+    let bytes = std::fs::read(wasm)
+        .map_err(|e| LoadError(format!("cannot read {}: {e}", wasm.display())))?;
+    rt.prepare(&manifest, &bytes, PluginSource::File(wasm.to_path_buf()))
+        .await
 }
 
 impl PluginRuntime {
@@ -63,13 +75,17 @@ impl PluginRuntime {
     /// so that a file still being copied (its size or time still moving) is
     /// only loaded once it has been stable for one poll interval.
     pub(crate) async fn rescan_inner(&self, immediate: bool) -> usize {
-        let Some(dir) = self.inner.config.plugins_dir.clone() else { return 0 };
+        let Some(dir) = self.inner.config.plugins_dir.clone() else {
+            return 0;
+        };
         let found = pairs(&dir);
         let mut todo = Vec::new();
         {
             let mut st = self.inner.seen.lock().unwrap_or_else(|e| e.into_inner());
             for (wasm, toml) in &found {
-                let Some(fp) = fingerprint(wasm, toml) else { continue };
+                let Some(fp) = fingerprint(wasm, toml) else {
+                    continue;
+                };
                 let due = match st.seen.get(wasm) {
                     Some((old, done)) if *old == fp => !*done,
                     _ => immediate,
@@ -111,7 +127,12 @@ impl PluginRuntime {
         // Files that disappeared are unloaded.
         let gone: Vec<PathBuf> = {
             let mut st = self.inner.seen.lock().unwrap_or_else(|e| e.into_inner());
-            let gone: Vec<PathBuf> = st.seen.keys().filter(|p| !found.iter().any(|(w, _)| w == *p)).cloned().collect();
+            let gone: Vec<PathBuf> = st
+                .seen
+                .keys()
+                .filter(|p| !found.iter().any(|(w, _)| w == *p))
+                .cloned()
+                .collect();
             for g in &gone {
                 st.seen.remove(g);
             }
@@ -127,13 +148,23 @@ impl PluginRuntime {
     }
 
     fn id_from_source(&self, source: &PluginSource) -> Option<String> {
-        let reg = self.inner.registry.read().unwrap_or_else(|e| e.into_inner());
-        reg.values().find(|p| &p.source == source).map(|p| p.manifest.id.clone())
+        let reg = self
+            .inner
+            .registry
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
+        reg.values()
+            .find(|p| &p.source == source)
+            .map(|p| p.manifest.id.clone())
     }
 
     /// Removes the registration of `source`, except under `keep_id`.
     fn unload_source(&self, source: &PluginSource, keep_id: Option<&str>) -> bool {
-        let mut reg = self.inner.registry.write().unwrap_or_else(|e| e.into_inner());
+        let mut reg = self
+            .inner
+            .registry
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
         let before = reg.len();
         reg.retain(|id, p| &p.source != source || Some(id.as_str()) == keep_id);
         before != reg.len()
@@ -144,7 +175,10 @@ impl PluginRuntime {
     pub async fn validate_dir(&self, dir: &Path) -> Vec<ValidationReport> {
         let mut out = Vec::new();
         for (wasm, toml) in pairs(dir) {
-            let result = read_pair(self, &wasm, &toml).await.map(|p| p.manifest.id.clone()).map_err(|e| e.0);
+            let result = read_pair(self, &wasm, &toml)
+                .await
+                .map(|p| p.manifest.id.clone())
+                .map_err(|e| e.0);
             out.push(ValidationReport { file: wasm, result });
         }
         out
@@ -154,11 +188,17 @@ impl PluginRuntime {
     /// hash, size, imports and exports, and its manifest and validation
     /// result when a sibling `.toml` exists.
     pub async fn inspect(&self, wasm: &Path) -> Result<InspectReport, LoadError> {
-        let bytes = std::fs::read(wasm).map_err(|e| LoadError(format!("cannot read {}: {e}", wasm.display())))?;
+        let bytes = std::fs::read(wasm)
+            .map_err(|e| LoadError(format!("cannot read {}: {e}", wasm.display())))?;
         let sha256 = crate::engine::sha256_hex(&bytes);
         crate::engine::check_component_header(&bytes)?;
-        let component = wasmtime::component::Component::new(&self.inner.engine, &bytes)
-            .map_err(|e| LoadError(format!("not a valid component: {}", crate::engine::root_cause(&e))))?;
+        let component =
+            wasmtime::component::Component::new(&self.inner.engine, &bytes).map_err(|e| {
+                LoadError(format!(
+                    "not a valid component: {}",
+                    crate::engine::root_cause(&e)
+                ))
+            })?;
         let ty = component.component_type();
         let engine = &self.inner.engine;
         let imports = ty.imports(engine).map(|(n, _)| n.to_string()).collect();
@@ -177,7 +217,15 @@ impl PluginRuntime {
         } else {
             (None, None)
         };
-        Ok(InspectReport { file: wasm.to_path_buf(), size_bytes: bytes.len(), sha256, imports, exports, manifest, validation })
+        Ok(InspectReport {
+            file: wasm.to_path_buf(),
+            size_bytes: bytes.len(),
+            sha256,
+            imports,
+            exports,
+            manifest,
+            validation,
+        })
     }
 }
 

@@ -53,7 +53,11 @@ fn pooling() -> PoolingAllocationConfig {
     // pages the guest dirtied, up to this many bytes, and keeps them mapped;
     // without it, this is the prefix that is reset with memset instead.
     p.pagemap_scan(Enabled::Auto);
-    p.linear_memory_keep_resident(if PoolingAllocationConfig::is_pagemap_scan_available() { 4 << 20 } else { 64 << 10 });
+    p.linear_memory_keep_resident(if PoolingAllocationConfig::is_pagemap_scan_available() {
+        4 << 20
+    } else {
+        64 << 10
+    });
     p.table_keep_resident(64 << 10);
     p
 }
@@ -66,11 +70,15 @@ pub(crate) fn build_engine(pooling_enabled: bool) -> Result<(Engine, bool), Load
         c.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling()));
         match Engine::new(&c) {
             Ok(e) => return Ok((e, true)),
-            Err(e) => tracing::warn!("pooling allocator unavailable, using on-demand allocation: {e:#}"),
+            Err(e) => {
+                tracing::warn!("pooling allocator unavailable, using on-demand allocation: {e:#}")
+            }
         }
     }
     let c = base_config();
-    Engine::new(&c).map(|e| (e, false)).map_err(|e| LoadError(format!("cannot create wasmtime engine: {e:#}")))
+    Engine::new(&c)
+        .map(|e| (e, false))
+        .map_err(|e| LoadError(format!("cannot create wasmtime engine: {e:#}")))
 }
 
 /// Ticks the engine's epoch until dropped.
@@ -139,13 +147,22 @@ impl Compiler {
         if let Some(d) = &cache_dir
             && let Err(e) = std::fs::create_dir_all(d)
         {
-            tracing::warn!("plugin cache dir {} unusable, compiling in memory: {e}", d.display());
+            tracing::warn!(
+                "plugin cache dir {} unusable, compiling in memory: {e}",
+                d.display()
+            );
         }
-        Compiler { engine, cache_dir, compat }
+        Compiler {
+            engine,
+            cache_dir,
+            compat,
+        }
     }
 
     fn cache_path(&self, hash: &str) -> Option<PathBuf> {
-        self.cache_dir.as_ref().map(|d| d.join(format!("{hash}-{}.cwasm", self.compat)))
+        self.cache_dir
+            .as_ref()
+            .map(|d| d.join(format!("{hash}-{}.cwasm", self.compat)))
     }
 
     pub(crate) fn load(&self, bytes: &[u8], hash: &str) -> Result<Component, LoadError> {
@@ -155,7 +172,10 @@ impl Compiler {
         {
             match deserialize(&self.engine, &path) {
                 Ok(c) => return Ok(c),
-                Err(e) => tracing::warn!("discarding unusable cached artifact {}: {e:#}", path.display()),
+                Err(e) => tracing::warn!(
+                    "discarding unusable cached artifact {}: {e:#}",
+                    path.display()
+                ),
             }
         }
         let component = Component::new(&self.engine, bytes)

@@ -10,7 +10,10 @@ pub enum CallError {
     Transient(String),
     /// Upstream rate limit; fallback chains move on.
     #[error("rate limited upstream{}: {message}", retry_after.map(|d| format!(" (retry after {} ms)", d.as_millis())).unwrap_or_default())]
-    RateLimited { retry_after: Option<Duration>, message: String },
+    RateLimited {
+        retry_after: Option<Duration>,
+        message: String,
+    },
     #[error("upstream refused the key: {0}")]
     Auth(String),
     #[error("invalid input: {0}")]
@@ -35,7 +38,11 @@ pub enum CallError {
     #[error("no loaded plugin {0}")]
     NotFound(String),
     #[error("plugin {id} is a {actual}, not a {expected}")]
-    WrongKind { id: String, expected: &'static str, actual: &'static str },
+    WrongKind {
+        id: String,
+        expected: &'static str,
+        actual: &'static str,
+    },
     /// Instantiation failed for a host-side reason (pool exhausted, ...).
     #[error("plugin could not start: {0}")]
     Instantiate(String),
@@ -46,8 +53,10 @@ impl CallError {
     /// transient and rate-limited errors, and on a wall-clock timeout, which
     /// is almost always a slow upstream.
     pub fn is_transient(&self) -> bool {
-        matches!(self, CallError::Transient(_) | CallError::RateLimited { .. })
-            || matches!(self, CallError::Timeout(m) if m.starts_with("wall-clock"))
+        matches!(
+            self,
+            CallError::Transient(_) | CallError::RateLimited { .. }
+        ) || matches!(self, CallError::Timeout(m) if m.starts_with("wall-clock"))
     }
 
     /// Short label used in metrics and counters.

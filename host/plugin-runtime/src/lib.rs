@@ -28,10 +28,12 @@ mod stats;
 
 pub use allow::HostRule;
 pub use bindings::types::{
-    ChatMessage, CompletionRequest, KeyValidation, LlmKeyValidation, LlmMetadata, ModelInfo, PackMetadata, Role,
-    VendorMetadata,
+    ChatMessage, CompletionRequest, KeyValidation, LlmKeyValidation, LlmMetadata, ModelInfo,
+    PackMetadata, Role, VendorMetadata,
 };
-pub use canonical::{ActionDescriptor, ActionOutput, Completion, EnrichmentResult, Template, VerificationResult};
+pub use canonical::{
+    ActionDescriptor, ActionOutput, Completion, EnrichmentResult, Template, VerificationResult,
+};
 pub use dir::{InspectReport, ValidationReport};
 pub use embedded::{EmbeddedPlugin, FIRST_PARTY};
 pub use error::{CallError, LoadError};

@@ -43,7 +43,10 @@ impl PluginKind {
 
     /// Vendor kinds carry a vendor identifier, a list rate and a fallback rank.
     pub fn is_vendor(self) -> bool {
-        matches!(self, PluginKind::LlmProvider | PluginKind::EmailVerifier | PluginKind::ContactEnricher)
+        matches!(
+            self,
+            PluginKind::LlmProvider | PluginKind::EmailVerifier | PluginKind::ContactEnricher
+        )
     }
 }
 
@@ -147,17 +150,28 @@ pub struct ManifestError(pub String);
 
 impl Manifest {
     pub fn parse(text: &str) -> Result<Manifest, ManifestError> {
-        let raw: RawManifest = toml::from_str(text).map_err(|e| ManifestError(e.message().to_string()))?;
+        let raw: RawManifest =
+            toml::from_str(text).map_err(|e| ManifestError(e.message().to_string()))?;
         let bad = |m: String| Err(ManifestError(m));
         if raw.id.is_empty()
             || raw.id.len() > 64
-            || !raw.id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+            || !raw
+                .id
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
         {
-            return bad(format!("id {:?} must be 1-64 characters of a-z, 0-9, '-' and '_'", raw.id));
+            return bad(format!(
+                "id {:?} must be 1-64 characters of a-z, 0-9, '-' and '_'",
+                raw.id
+            ));
         }
         let Some(kind) = PluginKind::ALL.into_iter().find(|k| k.as_str() == raw.kind) else {
             let known: Vec<&str> = PluginKind::ALL.iter().map(|k| k.as_str()).collect();
-            return bad(format!("unknown kind {:?}; known kinds: {}", raw.kind, known.join(", ")));
+            return bad(format!(
+                "unknown kind {:?}; known kinds: {}",
+                raw.kind,
+                known.join(", ")
+            ));
         };
         if !api_compatible(&raw.api_version) {
             return bad(format!(
@@ -177,23 +191,36 @@ impl Manifest {
             }
             match raw.list_rate_usd {
                 Some(r) if r.is_finite() && r >= 0.0 => {}
-                _ => return bad(format!("list_rate_usd (a non-negative number) is required for kind {kind}")),
+                _ => {
+                    return bad(format!(
+                        "list_rate_usd (a non-negative number) is required for kind {kind}"
+                    ));
+                }
             }
         }
         let l = raw.limits;
         if l.memory_mb == 0 || l.memory_mb > Limits::MAX_MEMORY_MB {
-            return bad(format!("limits.memory_mb must be 1-{}", Limits::MAX_MEMORY_MB));
+            return bad(format!(
+                "limits.memory_mb must be 1-{}",
+                Limits::MAX_MEMORY_MB
+            ));
         }
         if l.cpu_ms == 0 || l.cpu_ms > Limits::MAX_CPU_MS {
             return bad(format!("limits.cpu_ms must be 1-{}", Limits::MAX_CPU_MS));
         }
         if l.timeout_ms == 0 || l.timeout_ms > Limits::MAX_TIMEOUT_MS {
-            return bad(format!("limits.timeout_ms must be 1-{}", Limits::MAX_TIMEOUT_MS));
+            return bad(format!(
+                "limits.timeout_ms must be 1-{}",
+                Limits::MAX_TIMEOUT_MS
+            ));
         }
         let allowed_hosts = raw
             .allowed_hosts
             .iter()
-            .map(|r| HostRule::parse(r).map_err(|e| ManifestError(format!("allowed_hosts entry {r:?}: {e}"))))
+            .map(|r| {
+                HostRule::parse(r)
+                    .map_err(|e| ManifestError(format!("allowed_hosts entry {r:?}: {e}")))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Manifest {
             id: raw.id,
@@ -242,9 +269,17 @@ allowed_hosts = ["https://api.acme.com"]
     #[test]
     fn refuses_unknown_kind_and_wrong_api_version() {
         let e = Manifest::parse(&OK.replace("email-verifier", "mail-robot")).unwrap_err();
-        assert!(e.to_string().contains("unknown kind \"mail-robot\"; known kinds: llm-provider"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("unknown kind \"mail-robot\"; known kinds: llm-provider"),
+            "{e}"
+        );
         let e = Manifest::parse(&OK.replace("0.1.0", "0.2.0")).unwrap_err();
-        assert!(e.to_string().contains("api_version \"0.2.0\" is not compatible"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("api_version \"0.2.0\" is not compatible"),
+            "{e}"
+        );
         assert!(Manifest::parse(&OK.replace("0.1.0", "0.1.7")).is_ok());
         let e = Manifest::parse(&OK.replace("vendor = \"acme\"\n", "")).unwrap_err();
         assert!(e.to_string().contains("vendor is required"), "{e}");

@@ -1,6 +1,8 @@
 //! `PluginRuntime`: the engine, the linker, and the registry of loaded plugins.
 
-use crate::bindings::{contact_enricher, email_verifier, llm_provider, shared, template_pack, workflow_action};
+use crate::bindings::{
+    contact_enricher, email_verifier, llm_provider, shared, template_pack, workflow_action,
+};
 use crate::engine::{self, Compiler, EpochTicker};
 use crate::error::LoadError;
 use crate::manifest::{Manifest, PluginKind};
@@ -152,8 +154,9 @@ impl PluginRuntime {
             .map_err(|e| LoadError(format!("cannot link WASI: {e:#}")))?;
         shared::Imports::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)
             .map_err(|e| LoadError(format!("cannot link host imports: {e:#}")))?;
-        let client = GuardedClient::new(config.guard_policy.clone(), config.http_options.clone())
-            .map_err(|e| LoadError(format!("cannot build the guarded HTTP client: {e}")))?;
+        let client =
+            GuardedClient::new(config.guard_policy.clone(), config.http_options.clone())
+                .map_err(|e| LoadError(format!("cannot build the guarded HTTP client: {e}")))?;
         let inner = Inner {
             compiler: Compiler::new(engine.clone(), config.cache_dir.clone()),
             _ticker: EpochTicker::start(engine.clone()),
@@ -166,13 +169,18 @@ impl PluginRuntime {
             seen: Mutex::new(Default::default()),
             slots: tokio::sync::Semaphore::new(engine::MAX_CONCURRENT_CALLS),
         };
-        let rt = PluginRuntime { inner: Arc::new(inner) };
+        let rt = PluginRuntime {
+            inner: Arc::new(inner),
+        };
         if rt.inner.config.load_first_party {
             rt.load_first_party().await?;
         }
         if rt.inner.config.plugins_dir.is_some() {
             rt.rescan_inner(true).await;
-            if let (Some(every), Ok(handle)) = (rt.inner.config.watch_interval, tokio::runtime::Handle::try_current()) {
+            if let (Some(every), Ok(handle)) = (
+                rt.inner.config.watch_interval,
+                tokio::runtime::Handle::try_current(),
+            ) {
                 crate::dir::spawn_watcher(&rt, every, &handle);
             }
         }
@@ -191,7 +199,8 @@ impl PluginRuntime {
                 .prepare(p.manifest, p.wasm, PluginSource::FirstParty)
                 .await
                 .map_err(|e| LoadError(format!("first-party plugin {}: {e}", p.name)))?;
-            self.register(plugin).map_err(|e| LoadError(format!("first-party plugin {}: {e}", p.name)))?;
+            self.register(plugin)
+                .map_err(|e| LoadError(format!("first-party plugin {}: {e}", p.name)))?;
         }
         tracing::info!(
             count = crate::embedded::FIRST_PARTY.len(),
@@ -202,7 +211,12 @@ impl PluginRuntime {
     }
 
     /// Validates and prepares a component without registering it.
-    pub(crate) async fn prepare(&self, manifest_text: &str, wasm: &[u8], source: PluginSource) -> Result<LoadedPlugin, LoadError> {
+    pub(crate) async fn prepare(
+        &self,
+        manifest_text: &str,
+        wasm: &[u8],
+        source: PluginSource,
+    ) -> Result<LoadedPlugin, LoadError> {
         let manifest = Manifest::parse(manifest_text).map_err(|e| LoadError(e.to_string()))?;
         let sha256 = engine::sha256_hex(wasm);
         let component = self.inner.compiler.load(wasm, &sha256)?;
@@ -221,18 +235,27 @@ impl PluginRuntime {
             ))
         };
         let pre = match manifest.kind {
-            PluginKind::LlmProvider => KindPre::Llm(llm_provider::LlmProviderPre::new(pre).map_err(world_err)?),
-            PluginKind::EmailVerifier => KindPre::Verifier(email_verifier::EmailVerifierPre::new(pre).map_err(world_err)?),
-            PluginKind::ContactEnricher => {
-                KindPre::Enricher(contact_enricher::ContactEnricherPre::new(pre).map_err(world_err)?)
+            PluginKind::LlmProvider => {
+                KindPre::Llm(llm_provider::LlmProviderPre::new(pre).map_err(world_err)?)
             }
+            PluginKind::EmailVerifier => {
+                KindPre::Verifier(email_verifier::EmailVerifierPre::new(pre).map_err(world_err)?)
+            }
+            PluginKind::ContactEnricher => KindPre::Enricher(
+                contact_enricher::ContactEnricherPre::new(pre).map_err(world_err)?,
+            ),
             PluginKind::WorkflowAction => {
                 KindPre::Action(workflow_action::WorkflowActionPre::new(pre).map_err(world_err)?)
             }
-            PluginKind::TemplatePack => KindPre::Pack(template_pack::TemplatePackPre::new(pre).map_err(world_err)?),
+            PluginKind::TemplatePack => {
+                KindPre::Pack(template_pack::TemplatePackPre::new(pre).map_err(world_err)?)
+            }
         };
         let net = (manifest.kind != PluginKind::TemplatePack).then(|| {
-            Arc::new(NetAccess { client: self.inner.client.clone(), rules: manifest.allowed_hosts.clone() })
+            Arc::new(NetAccess {
+                client: self.inner.client.clone(),
+                rules: manifest.allowed_hosts.clone(),
+            })
         });
         let mut plugin = LoadedPlugin {
             manifest,
@@ -245,7 +268,10 @@ impl PluginRuntime {
             stats: Arc::new(Stats::default()),
             loaded_at: std::time::SystemTime::now(),
         };
-        let metadata = self.fetch_metadata(&plugin).await.map_err(|e| LoadError(format!("metadata call failed: {e}")))?;
+        let metadata = self
+            .fetch_metadata(&plugin)
+            .await
+            .map_err(|e| LoadError(format!("metadata call failed: {e}")))?;
         check_metadata(&plugin.manifest, &metadata)?;
         plugin.metadata = Some(metadata);
         Ok(plugin)
@@ -254,7 +280,11 @@ impl PluginRuntime {
     /// Adds a prepared plugin, refusing id and action-type collisions with
     /// plugins from another source.
     pub(crate) fn register(&self, plugin: LoadedPlugin) -> Result<(), LoadError> {
-        let mut reg = self.inner.registry.write().unwrap_or_else(|e| e.into_inner());
+        let mut reg = self
+            .inner
+            .registry
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
         if let Some(existing) = reg.get(&plugin.manifest.id)
             && existing.source != plugin.source
         {
@@ -288,13 +318,22 @@ impl PluginRuntime {
     }
 
     pub(crate) fn get(&self, id: &str) -> Option<Arc<LoadedPlugin>> {
-        self.inner.registry.read().unwrap_or_else(|e| e.into_inner()).get(id).cloned()
+        self.inner
+            .registry
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .cloned()
     }
 
     /// Loaded plugins with their manifests and counters, sorted by kind,
     /// fallback rank and id.
     pub fn list(&self) -> Vec<PluginInfo> {
-        let reg = self.inner.registry.read().unwrap_or_else(|e| e.into_inner());
+        let reg = self
+            .inner
+            .registry
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
         let mut out: Vec<PluginInfo> = reg.values().map(|p| info(p)).collect();
         out.sort_by(|a, b| {
             (a.kind.as_str(), a.fallback_rank.unwrap_or(u32::MAX), &a.id).cmp(&(
@@ -308,7 +347,11 @@ impl PluginRuntime {
 
     /// Ids of loaded plugins of one kind in fallback order (rank, then id).
     pub fn plugins_of_kind(&self, kind: PluginKind) -> Vec<String> {
-        self.list().into_iter().filter(|p| p.kind == kind).map(|p| p.id).collect()
+        self.list()
+            .into_iter()
+            .filter(|p| p.kind == kind)
+            .map(|p| p.id)
+            .collect()
     }
 
     /// One plugin's info.
@@ -333,7 +376,11 @@ fn info(p: &LoadedPlugin) -> PluginInfo {
         sha256: p.sha256.clone(),
         size_bytes: p.size,
         metadata: p.metadata.clone(),
-        loaded_at_unix: p.loaded_at.duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+        loaded_at_unix: p
+            .loaded_at
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
         stats: p.stats.snapshot(),
     }
 }
@@ -351,15 +398,24 @@ pub(crate) fn describe_source(s: &PluginSource) -> String {
 fn check_metadata(m: &Manifest, meta: &PluginMetadata) -> Result<(), LoadError> {
     let claimed = match meta {
         PluginMetadata::LlmProvider(x) => Some(&x.identifier),
-        PluginMetadata::EmailVerifier(x) | PluginMetadata::ContactEnricher(x) => Some(&x.identifier),
+        PluginMetadata::EmailVerifier(x) | PluginMetadata::ContactEnricher(x) => {
+            Some(&x.identifier)
+        }
         PluginMetadata::WorkflowAction(d) => {
             let ok = !d.type_name.is_empty()
-                && d.type_name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == ':');
+                && d.type_name
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == ':');
             if !ok {
-                return Err(LoadError(format!("action type name {:?} must be lower_snake_case", d.type_name)));
+                return Err(LoadError(format!(
+                    "action type name {:?} must be lower_snake_case",
+                    d.type_name
+                )));
             }
             if !d.config_schema.is_object() {
-                return Err(LoadError("config_schema must be a JSON Schema object".into()));
+                return Err(LoadError(
+                    "config_schema must be a JSON Schema object".into(),
+                ));
             }
             None
         }

@@ -27,7 +27,12 @@ pub(crate) struct Limiter {
 }
 
 impl ResourceLimiter for Limiter {
-    fn memory_growing(&mut self, _current: usize, desired: usize, _max: Option<usize>) -> wasmtime::Result<bool> {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _max: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         if desired > self.memory_bytes {
             // Refusing (not trapping) lets the guest's allocator fail the way
             // it does natively; the flag lets the host report out-of-memory
@@ -38,7 +43,12 @@ impl ResourceLimiter for Limiter {
         Ok(true)
     }
 
-    fn table_growing(&mut self, _current: usize, desired: usize, _max: Option<usize>) -> wasmtime::Result<bool> {
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _max: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         Ok(desired <= 200_000)
     }
 
@@ -94,7 +104,10 @@ impl CallState {
         CallState {
             wasi,
             table: ResourceTable::new(),
-            limiter: Limiter { memory_bytes: setup.memory_bytes, memory_refused: false },
+            limiter: Limiter {
+                memory_bytes: setup.memory_bytes,
+                memory_refused: false,
+            },
             plugin: setup.plugin,
             net: setup.net,
             extra_rule: setup.extra_rule,
@@ -108,7 +121,9 @@ impl CallState {
 
     /// Text the guest wrote to stderr (a Rust panic message lands here).
     pub(crate) fn stderr_text(&self) -> String {
-        String::from_utf8_lossy(&self.stderr.contents()).trim().to_string()
+        String::from_utf8_lossy(&self.stderr.contents())
+            .trim()
+            .to_string()
     }
 
     fn deny(&mut self, message: String) -> http::HttpError {
@@ -120,7 +135,10 @@ impl CallState {
 
 impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
     }
 }
 
@@ -154,10 +172,14 @@ fn method(m: http::Method) -> Method {
 impl http::Host for CallState {
     async fn send(&mut self, req: http::Request) -> Result<http::Response, http::HttpError> {
         let Some(net) = self.net.clone() else {
-            let msg = format!("plugin {} has no network access (template packs never do)", self.plugin);
+            let msg = format!(
+                "plugin {} has no network access (template packs never do)",
+                self.plugin
+            );
             return Err(self.deny(msg));
         };
-        let url = Url::parse(&req.url).map_err(|e| http::HttpError::InvalidRequest(format!("bad URL {:?}: {e}", req.url)))?;
+        let url = Url::parse(&req.url)
+            .map_err(|e| http::HttpError::InvalidRequest(format!("bad URL {:?}: {e}", req.url)))?;
         let mut rules = net.rules.clone();
         rules.extend(self.extra_rule.clone());
         if let Err(msg) = allow::check(&self.plugin, &rules, &url) {
@@ -187,7 +209,9 @@ impl http::Host for CallState {
                 final_url: r.final_url.to_string(),
             }),
             Err(e) => Err(match e {
-                GuardError::Blocked(_) | GuardError::SchemeNotAllowed(_) => self.deny(e.to_string()),
+                GuardError::Blocked(_) | GuardError::SchemeNotAllowed(_) => {
+                    self.deny(e.to_string())
+                }
                 GuardError::NotAllowed(m) => self.deny(m),
                 GuardError::Timeout => http::HttpError::Timeout(e.to_string()),
                 GuardError::RequestTooLarge { .. } | GuardError::ResponseTooLarge { .. } => {

@@ -25,8 +25,22 @@ const LABELS: [&str; 14] = [
 
 /// Upper bounds (µs) of the latency buckets used for percentile estimates.
 const BUCKETS_US: [u64; 16] = [
-    50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000, 1_000_000,
-    5_000_000, u64::MAX,
+    50,
+    100,
+    250,
+    500,
+    1_000,
+    2_500,
+    5_000,
+    10_000,
+    25_000,
+    50_000,
+    100_000,
+    250_000,
+    500_000,
+    1_000_000,
+    5_000_000,
+    u64::MAX,
 ];
 
 #[derive(Default)]
@@ -58,7 +72,10 @@ impl Stats {
         let i = LABELS.iter().position(|l| *l == label).unwrap_or(0);
         self.by_result[i].fetch_add(1, Relaxed);
         let us = elapsed.as_micros().min(u64::MAX as u128) as u64;
-        let b = BUCKETS_US.iter().position(|&ub| us <= ub).unwrap_or(BUCKETS_US.len() - 1);
+        let b = BUCKETS_US
+            .iter()
+            .position(|&ub| us <= ub)
+            .unwrap_or(BUCKETS_US.len() - 1);
         self.buckets[b].fetch_add(1, Relaxed);
         self.latency_sum_us.fetch_add(us, Relaxed);
         self.latency_max_us.fetch_max(us, Relaxed);
@@ -67,8 +84,12 @@ impl Stats {
         metrics::histogram!("outreach_plugin_call_duration_seconds", "plugin" => plugin.clone())
             .record(elapsed.as_secs_f64());
         match label {
-            "trap" | "out_of_memory" => metrics::counter!("outreach_plugin_traps_total", "plugin" => plugin).increment(1),
-            "timeout" => metrics::counter!("outreach_plugin_timeouts_total", "plugin" => plugin).increment(1),
+            "trap" | "out_of_memory" => {
+                metrics::counter!("outreach_plugin_traps_total", "plugin" => plugin).increment(1)
+            }
+            "timeout" => {
+                metrics::counter!("outreach_plugin_timeouts_total", "plugin" => plugin).increment(1)
+            }
             _ => {}
         }
     }
@@ -102,7 +123,11 @@ impl Stats {
             errors,
             traps: idx("trap") + idx("out_of_memory"),
             timeouts: idx("timeout"),
-            latency_mean_us: self.latency_sum_us.load(Relaxed).checked_div(calls).unwrap_or(0),
+            latency_mean_us: self
+                .latency_sum_us
+                .load(Relaxed)
+                .checked_div(calls)
+                .unwrap_or(0),
             latency_p50_us: if calls == 0 { 0 } else { pct(0.5) },
             latency_p99_us: if calls == 0 { 0 } else { pct(0.99) },
             latency_max_us: self.latency_max_us.load(Relaxed),

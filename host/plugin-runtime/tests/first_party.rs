@@ -13,12 +13,27 @@ use serde_json::json;
 async fn first_party_plugins_are_listed_with_metadata() {
     let rt = runtime(None, GuardPolicy::strict(), true).await;
     let ids: Vec<String> = rt.list().into_iter().map(|p| p.id).collect();
-    for id in ["llm-compatible", "example-verifier", "example-enricher", "action-dedup", "starter-pack"] {
+    for id in [
+        "llm-compatible",
+        "example-verifier",
+        "example-enricher",
+        "action-dedup",
+        "starter-pack",
+    ] {
         assert!(ids.contains(&id.to_string()), "{id} missing from {ids:?}");
     }
-    assert_eq!(rt.plugins_of_kind(PluginKind::EmailVerifier), vec!["example-verifier".to_string()]);
+    // Fallback order: ascending rank, so rank 1 comes before the rest.
+    let verifiers = rt.plugins_of_kind(PluginKind::EmailVerifier);
+    let ranks: Vec<u32> = verifiers
+        .iter()
+        .map(|id| rt.plugin(id).unwrap().fallback_rank.unwrap())
+        .collect();
+    assert!(verifiers.contains(&"example-verifier".to_string()));
+    assert!(ranks.windows(2).all(|w| w[0] <= w[1]), "{ranks:?}");
     let v = rt.plugin("example-verifier").unwrap();
-    assert!(matches!(v.metadata, Some(PluginMetadata::EmailVerifier(ref m)) if m.identifier == "example-verifier"));
+    assert!(
+        matches!(v.metadata, Some(PluginMetadata::EmailVerifier(ref m)) if m.identifier == "example-verifier")
+    );
     assert_eq!(v.list_rate_usd, Some(0.0049));
 }
 
@@ -44,24 +59,48 @@ async fn verifier_normalises_and_classifies_vendor_answers() {
     let rt = runtime(None, GuardPolicy::allow_loopback_for_tests(), true).await;
     let b = Some(base.as_str());
 
-    let r = rt.verify_email("example-verifier", "good-key", b, "jane@acme.com").await.unwrap();
-    assert_eq!((r.status.as_str(), r.deliverability.as_str()), ("valid", "deliverable"));
+    let r = rt
+        .verify_email("example-verifier", "good-key", b, "jane@acme.com")
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.status.as_str(), r.deliverability.as_str()),
+        ("valid", "deliverable")
+    );
     assert_eq!(r.confidence, Some(0.9));
     assert_eq!(r.cost_estimate_usd, 0.0049);
     let j = serde_json::to_value(&r).unwrap();
     assert_eq!(j["_cache_hit"], false);
 
-    let e = rt.verify_email("example-verifier", "good-key", b, "busy@acme.com").await.unwrap_err();
-    assert!(matches!(&e, CallError::RateLimited { retry_after: Some(d), .. } if d.as_secs() == 7), "{e}");
+    let e = rt
+        .verify_email("example-verifier", "good-key", b, "busy@acme.com")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, CallError::RateLimited { retry_after: Some(d), .. } if d.as_secs() == 7),
+        "{e}"
+    );
     assert!(e.is_transient());
-    let e = rt.verify_email("example-verifier", "good-key", b, "x@acme.com").await.unwrap_err();
+    let e = rt
+        .verify_email("example-verifier", "good-key", b, "x@acme.com")
+        .await
+        .unwrap_err();
     assert!(matches!(e, CallError::Transient(_)), "{e}");
-    let e = rt.verify_email("example-verifier", "bad-key", b, "jane@acme.com").await.unwrap_err();
+    let e = rt
+        .verify_email("example-verifier", "bad-key", b, "jane@acme.com")
+        .await
+        .unwrap_err();
     assert!(matches!(e, CallError::Auth(_)) && !e.is_transient(), "{e}");
-    let e = rt.verify_email("example-verifier", "good-key", b, "not-an-email").await.unwrap_err();
+    let e = rt
+        .verify_email("example-verifier", "good-key", b, "not-an-email")
+        .await
+        .unwrap_err();
     assert!(matches!(e, CallError::InvalidInput(_)), "{e}");
 
-    let k = rt.validate_key("example-verifier", "good-key", b).await.unwrap();
+    let k = rt
+        .validate_key("example-verifier", "good-key", b)
+        .await
+        .unwrap();
     assert_eq!(k.credits_remaining, Some(1234));
 
     // Without the override the vendor's public host is used; the stub is
@@ -93,36 +132,61 @@ async fn enricher_llm_action_and_templates() {
     let rt = runtime(None, GuardPolicy::allow_loopback_for_tests(), true).await;
     let b = Some(base.as_str());
 
-    let e = rt.enrich_domain("example-enricher", "k", b, "acme.com").await.unwrap();
+    let e = rt
+        .enrich_domain("example-enricher", "k", b, "acme.com")
+        .await
+        .unwrap();
     assert_eq!(e.employee_count, Some(140));
     assert_eq!(e.hq_city.as_deref(), Some("Austin"));
     assert_eq!(e.raw["name"], "Acme");
     assert_eq!(e.cost_estimate_usd, 0.005);
-    let nf = rt.enrich_domain("example-enricher", "k", b, "nobody.com").await.unwrap_err();
+    let nf = rt
+        .enrich_domain("example-enricher", "k", b, "nobody.com")
+        .await
+        .unwrap_err();
     assert!(matches!(nf, CallError::Permanent(_)), "{nf}");
 
     let req = CompletionRequest {
         model: "tiny-1".into(),
-        messages: vec![ChatMessage { role: Role::User, content: "Say hi".into() }],
+        messages: vec![ChatMessage {
+            role: Role::User,
+            content: "Say hi".into(),
+        }],
         max_tokens: Some(5),
         temperature: None,
         stop: vec![],
         json_mode: false,
     };
-    let c = rt.llm_complete("llm-compatible", "k", b, req).await.unwrap();
-    assert_eq!((c.content.as_str(), c.prompt_tokens, c.completion_tokens), ("hi", 9, 1));
+    let c = rt
+        .llm_complete("llm-compatible", "k", b, req)
+        .await
+        .unwrap();
+    assert_eq!(
+        (c.content.as_str(), c.prompt_tokens, c.completion_tokens),
+        ("hi", 9, 1)
+    );
     // The compatible kind has no fixed host: without an endpoint it refuses.
-    let v = rt.llm_validate_key("llm-compatible", "k", None, Some("tiny-1")).await.unwrap_err();
+    let v = rt
+        .llm_validate_key("llm-compatible", "k", None, Some("tiny-1"))
+        .await
+        .unwrap_err();
     assert!(matches!(v, CallError::InvalidInput(_)), "{v}");
 
-    assert_eq!(rt.workflow_action_plugin("dedup_by_field").as_deref(), Some("action-dedup"));
+    assert_eq!(
+        rt.workflow_action_plugin("dedup_by_field").as_deref(),
+        Some("action-dedup")
+    );
     let d = rt.workflow_action_describe("action-dedup").unwrap();
     assert_eq!(d.config_schema["required"][0], "field");
     let out = rt
         .workflow_action_execute(
             "action-dedup",
             &json!({"field": "domain"}),
-            &[json!({"domain": "a.com"}), json!({"domain": "a.com"}), json!({"domain": "b.com"})],
+            &[
+                json!({"domain": "a.com"}),
+                json!({"domain": "a.com"}),
+                json!({"domain": "b.com"}),
+            ],
         )
         .await
         .unwrap();
@@ -133,8 +197,14 @@ async fn enricher_llm_action_and_templates() {
     assert_eq!(t.len(), 3);
     assert!(t[0].is_free && t[0].price_display == "Free");
     assert_eq!(t[1].price_display, "$19.00");
-    assert!(t.iter().all(|t| t.actions.is_array() && t.pack == "starter-pack"));
+    assert!(
+        t.iter()
+            .all(|t| t.actions.is_array() && t.pack == "starter-pack")
+    );
 
-    let wrong = rt.verify_email("starter-pack", "k", None, "a@b.c").await.unwrap_err();
+    let wrong = rt
+        .verify_email("starter-pack", "k", None, "a@b.c")
+        .await
+        .unwrap_err();
     assert!(matches!(wrong, CallError::WrongKind { .. }));
 }

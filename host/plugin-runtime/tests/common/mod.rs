@@ -1,7 +1,9 @@
 //! Shared test helpers: a tiny HTTP stub and runtime constructors.
 #![allow(dead_code)]
 
-use outreach_plugin_runtime::{GuardPolicy, PluginRuntime, RuntimeConfig, fixtures::TEST_GUESTS_DIR};
+use outreach_plugin_runtime::{
+    GuardPolicy, PluginRuntime, RuntimeConfig, fixtures::TEST_GUESTS_DIR,
+};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,7 +26,9 @@ where
     let route = Arc::new(route);
     tokio::spawn(async move {
         loop {
-            let Ok((mut sock, _)) = listener.accept().await else { break };
+            let Ok((mut sock, _)) = listener.accept().await else {
+                break;
+            };
             let route = route.clone();
             let counter = counter.clone();
             tokio::spawn(async move {
@@ -40,7 +44,10 @@ where
                         let head = String::from_utf8_lossy(&buf[..i]).to_lowercase();
                         let cl = head
                             .lines()
-                            .find_map(|l| l.strip_prefix("content-length:").map(|v| v.trim().parse().unwrap_or(0)))
+                            .find_map(|l| {
+                                l.strip_prefix("content-length:")
+                                    .map(|v| v.trim().parse().unwrap_or(0))
+                            })
                             .unwrap_or(0usize);
                         break (i + 4, cl);
                     }
@@ -59,7 +66,10 @@ where
                 let path = first.next().unwrap_or("").to_string();
                 let body = buf[head_end..].to_vec();
                 let (status, headers, body) = route(&method, &path, &body, &head.to_lowercase());
-                let mut resp = format!("HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n", body.len());
+                let mut resp = format!(
+                    "HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n",
+                    body.len()
+                );
                 for (k, v) in headers {
                     resp.push_str(&format!("{k}: {v}\r\n"));
                 }
@@ -74,7 +84,11 @@ where
 }
 
 pub fn json(status: u16, body: &str) -> Answer {
-    (status, vec![("content-type".into(), "application/json".into())], body.as_bytes().to_vec())
+    (
+        status,
+        vec![("content-type".into(), "application/json".into())],
+        body.as_bytes().to_vec(),
+    )
 }
 
 /// Copies test components (`trivial`, `hostile`) into a fresh folder.
@@ -88,8 +102,16 @@ pub fn guest_dir(names: &[&str]) -> tempfile::TempDir {
 
 pub fn copy_guest(name: &str, dir: &Path, as_name: &str) {
     let src = PathBuf::from(TEST_GUESTS_DIR);
-    std::fs::copy(src.join(format!("{name}.wasm")), dir.join(format!("{as_name}.wasm"))).unwrap();
-    std::fs::copy(src.join(format!("{name}.toml")), dir.join(format!("{as_name}.toml"))).unwrap();
+    std::fs::copy(
+        src.join(format!("{name}.wasm")),
+        dir.join(format!("{as_name}.wasm")),
+    )
+    .unwrap();
+    std::fs::copy(
+        src.join(format!("{name}.toml")),
+        dir.join(format!("{as_name}.toml")),
+    )
+    .unwrap();
 }
 
 /// A runtime over `dir` without the folder watcher.
