@@ -7,6 +7,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use axum::Router;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use outreach_plugin_runtime::PluginRuntime;
 use tokio::net::TcpListener;
 
 use crate::accounts::plans::Plan;
@@ -33,7 +34,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         "metrics on http://{}/metrics",
         metrics_listener.local_addr()?
     );
-    tokio::spawn(serve_metrics(metrics_listener, metrics));
+    tokio::spawn(serve_metrics(
+        metrics_listener,
+        metrics,
+        state.plugins.clone(),
+    ));
 
     let listener = TcpListener::bind(state.config.listen)
         .await
@@ -73,14 +78,24 @@ async fn bootstrap_admin(state: &AppState) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn serve_metrics(listener: TcpListener, handle: PrometheusHandle) {
-    let app = Router::new().route(
-        "/metrics",
-        axum::routing::get(move || {
-            let handle = handle.clone();
-            async move { handle.render() }
-        }),
-    );
+/// The private operator listener: Prometheus metrics, and the plugin list
+/// with live counters that `outreach plugins list` reads.
+async fn serve_metrics(listener: TcpListener, handle: PrometheusHandle, plugins: PluginRuntime) {
+    let app = Router::new()
+        .route(
+            "/metrics",
+            axum::routing::get(move || {
+                let handle = handle.clone();
+                async move { handle.render() }
+            }),
+        )
+        .route(
+            "/plugins",
+            axum::routing::get(move || {
+                let plugins = plugins.clone();
+                async move { axum::Json(plugins.list()) }
+            }),
+        );
     if let Err(e) = axum::serve(listener, app).await {
         tracing::error!(error = %e, "metrics listener failed");
     }

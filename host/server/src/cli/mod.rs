@@ -12,6 +12,7 @@ use crate::state::AppState;
 
 mod accounts;
 mod keys;
+mod plugins;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -45,6 +46,9 @@ pub enum Command {
     /// Manage reseller clients and their keys.
     #[command(subcommand)]
     Resellers(accounts::ResellersCommand),
+    /// Inspect plugins: loaded list with counters, component files, folders.
+    #[command(subcommand)]
+    Plugins(plugins::PluginsCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -55,6 +59,9 @@ pub enum ConfigCommand {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    // reqwest is built without a default TLS provider; install ring once for
+    // every client this process makes.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -96,6 +103,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Command::Accounts(cmd) => accounts::run(state(config).await?, cmd).await,
             Command::Resellers(cmd) => accounts::run_resellers(state(config).await?, cmd).await,
             Command::Keys(cmd) => keys::run(state(config).await?, cmd).await,
+            Command::Plugins(cmd) => plugins::run(config, cmd).await,
             Command::Config(_) => unreachable!("handled above"),
         }
     })
