@@ -359,22 +359,20 @@ impl Vendors<'_> {
             return Err(ApiError::bad_request("No contact enricher keys configured"));
         }
         let now = self.state.clock.now_ms();
-        if !force_refresh {
-            if let Some(hit) = self.cached_enrichment(actor, domain).await? {
-                let provider = hit["provider"].as_str().unwrap_or_default().to_string();
-                self.ledger(VendorCall {
-                    account_id: actor.account_id,
-                    family: Family::Enricher.as_str(),
-                    provider,
-                    action_type: action_type.to_string(),
-                    success: true,
-                    cache_hit: true,
-                    ts: now,
-                    ..VendorCall::default()
-                })
-                .await;
-                return Ok(hit);
-            }
+        if !force_refresh && let Some(hit) = self.cached_enrichment(actor, domain).await? {
+            let provider = hit["provider"].as_str().unwrap_or_default().to_string();
+            self.ledger(VendorCall {
+                account_id: actor.account_id,
+                family: Family::Enricher.as_str(),
+                provider,
+                action_type: action_type.to_string(),
+                success: true,
+                cache_hit: true,
+                ts: now,
+                ..VendorCall::default()
+            })
+            .await;
+            return Ok(hit);
         }
         let (result, _) = self
             .run(
