@@ -65,7 +65,11 @@ fn build_outreach() -> anyhow::Result<PathBuf> {
         .context("profile directory name")?;
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+    // Read at run time: a test binary built in another checkout (a worktree)
+    // and reused by cargo must not point at that checkout.
+    let manifest_dir =
+        std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into());
+    cmd.current_dir(manifest_dir)
         .args(["build", "--quiet", "-p", "outreach", "--bin", "outreach"])
         .arg("--target-dir")
         .arg(target_dir);
