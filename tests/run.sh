@@ -25,6 +25,10 @@ cargo build --workspace --all-targets
 step "Tests on SQLite"
 OUTREACH_TEST_BACKEND=sqlite cargo test --workspace
 
+step "Plugin crates' native unit tests (guest workspace, built for the host)"
+cargo test --manifest-path plugins/Cargo.toml --workspace --exclude hostile --exclude trivial \
+    --target-dir "$CARGO_TARGET_DIR/guest-native"
+
 if ! $quick; then
     step "Tests on PostgreSQL"
     OUTREACH_TEST_BACKEND=postgres cargo test -p outreach -p outreach-e2e
