@@ -22,7 +22,7 @@ use crate::http::extract::{Json, Path, Query};
 use crate::state::AppState;
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct KeyList {
+pub struct VendorKeyList {
     pub keys: Vec<VendorKey>,
 }
 
@@ -65,9 +65,9 @@ macro_rules! key_management {
             /// The account's keys of this family (never the keys themselves).
             #[utoipa::path(get, path = $base, tag = $tag, operation_id = concat!("list_", $tag, "_keys"),
                 security(("api_key" = [])),
-                responses((status = 200, description = "Keys", body = KeyList)))]
-            async fn list(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<KeyList>> {
-                Ok(Json(KeyList {
+                responses((status = 200, description = "Keys", body = VendorKeyList)))]
+            async fn list(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<VendorKeyList>> {
+                Ok(Json(VendorKeyList {
                     keys: keys::list(&state, caller.account_id, $family).await?,
                 }))
             }
