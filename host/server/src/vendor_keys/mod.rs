@@ -8,7 +8,6 @@
 pub mod catalogue;
 pub mod keys;
 pub mod routes;
-pub mod routes_ai;
 pub mod service;
 pub mod store;
 pub mod usage;

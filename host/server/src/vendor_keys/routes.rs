@@ -1,7 +1,7 @@
 //! Handlers of the three vendor-key families. Key management (create, list,
 //! update, delete) is the same for all three, so one macro writes those
 //! handlers per family with their own paths and OpenAPI operation ids; the
-//! family-specific calls (verify, enrich, cache, usage) follow.
+//! family-specific calls (verify, enrich, cache) follow.
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -35,7 +35,7 @@ pub struct DaysQuery {
 
 /// Writes the create/list/update/delete handlers of one family.
 macro_rules! key_management {
-    ($module:ident, $family:expr, $tag:literal, $base:literal, $item:literal) => {
+    ($module:ident, $family:expr, $tag:literal, $base:literal, $item:literal, $usage:literal) => {
         pub mod $module {
             use super::*;
 
@@ -43,6 +43,23 @@ macro_rules! key_management {
                 OpenApiRouter::new()
                     .routes(routes!(list, create))
                     .routes(routes!(update, delete))
+                    .routes(routes!(usage))
+            }
+
+            /// Spend, calls and breakdowns over the last `days` days (1-365, default 30).
+            #[utoipa::path(get, path = $usage, tag = $tag, operation_id = concat!($tag, "_usage"),
+                security(("api_key" = [])), params(DaysQuery),
+                responses(
+                    (status = 200, description = "Usage", body = UsageReport),
+                    (status = 400, description = "Invalid days", body = ErrorBody),
+                ))]
+            async fn usage(
+                State(state): State<AppState>,
+                caller: Caller,
+                Query(q): Query<DaysQuery>,
+            ) -> ApiResult<Json<UsageReport>> {
+                let days = q.days.unwrap_or(30);
+                Ok(Json(usage::report(&state, caller.account_id, $family, days).await?))
             }
 
             /// Connects a key after validating it against the vendor; invalid keys are never stored.
@@ -114,21 +131,24 @@ key_management!(
     Family::Ai,
     "ai",
     "/v1/ai/providers",
-    "/v1/ai/providers/{key_id}"
+    "/v1/ai/providers/{key_id}",
+    "/v1/ai/providers/usage"
 );
 key_management!(
     verifier_keys,
     Family::Verifier,
     "email-verifiers",
     "/v1/email-verifiers/providers",
-    "/v1/email-verifiers/providers/{key_id}"
+    "/v1/email-verifiers/providers/{key_id}",
+    "/v1/email-verifiers/usage"
 );
 key_management!(
     enricher_keys,
     Family::Enricher,
     "contact-enrichers",
     "/v1/contact-enrichers/providers",
-    "/v1/contact-enrichers/providers/{key_id}"
+    "/v1/contact-enrichers/providers/{key_id}",
+    "/v1/contact-enrichers/usage"
 );
 
 /// Authenticated vendor routes.
@@ -137,14 +157,12 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(ai_keys::router())
         .merge(verifier_keys::router())
         .merge(enricher_keys::router())
-        .merge(super::routes_ai::router())
+        .routes(routes!(known_models))
         .routes(routes!(verify))
         .routes(routes!(verify_bulk))
-        .routes(routes!(verifier_usage))
         .routes(routes!(enrich))
         .routes(routes!(enrich_bulk))
         .routes(routes!(get_cached, evict_cached))
-        .routes(routes!(enricher_usage))
 }
 
 /// Routes without authentication (spec/1 Authentication rule 6).
@@ -263,29 +281,6 @@ async fn verify_bulk(
         count: results.len(),
         results,
     }))
-}
-
-/// Verification spend and outcomes.
-#[utoipa::path(get, path = "/v1/email-verifiers/usage", tag = "email-verifiers",
-    security(("api_key" = [])), params(DaysQuery),
-    responses(
-        (status = 200, description = "Usage", body = UsageReport),
-        (status = 400, description = "Invalid days", body = ErrorBody),
-    ))]
-async fn verifier_usage(
-    State(state): State<AppState>,
-    caller: Caller,
-    Query(q): Query<DaysQuery>,
-) -> ApiResult<Json<UsageReport>> {
-    Ok(Json(
-        usage::report(
-            &state,
-            caller.account_id,
-            Family::Verifier,
-            q.days.unwrap_or(30),
-        )
-        .await?,
-    ))
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -441,25 +436,16 @@ async fn evict_cached(
     Ok(Json(Evicted { evicted, domain }))
 }
 
-/// Enrichment spend and cache effectiveness.
-#[utoipa::path(get, path = "/v1/contact-enrichers/usage", tag = "contact-enrichers",
-    security(("api_key" = [])), params(DaysQuery),
-    responses(
-        (status = 200, description = "Usage", body = UsageReport),
-        (status = 400, description = "Invalid days", body = ErrorBody),
-    ))]
-async fn enricher_usage(
-    State(state): State<AppState>,
-    caller: Caller,
-    Query(q): Query<DaysQuery>,
-) -> ApiResult<Json<UsageReport>> {
-    Ok(Json(
-        usage::report(
-            &state,
-            caller.account_id,
-            Family::Enricher,
-            q.days.unwrap_or(30),
-        )
-        .await?,
-    ))
+#[derive(Debug, Serialize, ToSchema)]
+pub struct KnownModels {
+    pub providers: Vec<Provider>,
+}
+
+/// Providers in fallback order with their models, prices and validation defaults.
+#[utoipa::path(get, path = "/v1/ai/providers/known-models", tag = "ai", security(("api_key" = [])),
+    responses((status = 200, description = "Providers and models", body = KnownModels)))]
+async fn known_models(State(state): State<AppState>, _caller: Caller) -> Json<KnownModels> {
+    Json(KnownModels {
+        providers: catalogue::providers(&state.plugins, Family::Ai),
+    })
 }

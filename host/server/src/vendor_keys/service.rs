@@ -328,21 +328,16 @@ impl Vendors<'_> {
                 },
             )
             .await?;
-        store::cache_put(
-            &self.state.db,
-            CachePut {
-                account_id: actor.account_id,
-                user_key: &actor.user_key,
-                family: Family::Verifier,
-                subject: email,
-                provider: &result.provider,
-                result: serde_json::to_string(&result).map_err(anyhow::Error::from)?,
-                now,
-                ttl_ms: VERIFICATION_TTL_MS,
-            },
+        self.remember(
+            actor,
+            Family::Verifier,
+            email,
+            &result.provider,
+            &result,
+            now,
+            VERIFICATION_TTL_MS,
         )
-        .await?;
-        Ok(serde_json::to_value(result).map_err(anyhow::Error::from)?)
+        .await
     }
 
     /// Enriches one domain (already normalised), from the cache when fresh
@@ -402,21 +397,46 @@ impl Vendors<'_> {
                 },
             )
             .await?;
+        self.remember(
+            actor,
+            Family::Enricher,
+            domain,
+            &result.provider,
+            &result,
+            now,
+            ENRICHMENT_TTL_MS,
+        )
+        .await
+    }
+
+    /// Caches a fresh vendor result for this user and returns it as JSON.
+    #[allow(clippy::too_many_arguments)]
+    async fn remember<T: serde::Serialize>(
+        &self,
+        actor: &Actor,
+        family: Family,
+        subject: &str,
+        provider: &str,
+        result: &T,
+        now: i64,
+        ttl_ms: i64,
+    ) -> ApiResult<Value> {
+        let value = serde_json::to_value(result).map_err(anyhow::Error::from)?;
         store::cache_put(
             &self.state.db,
             CachePut {
                 account_id: actor.account_id,
                 user_key: &actor.user_key,
-                family: Family::Enricher,
-                subject: domain,
-                provider: &result.provider,
-                result: serde_json::to_string(&result).map_err(anyhow::Error::from)?,
+                family,
+                subject,
+                provider,
+                result: value.to_string(),
                 now,
-                ttl_ms: ENRICHMENT_TTL_MS,
+                ttl_ms,
             },
         )
         .await?;
-        Ok(serde_json::to_value(result).map_err(anyhow::Error::from)?)
+        Ok(value)
     }
 
     /// The freshest unexpired cached enrichment for this user and domain, as
