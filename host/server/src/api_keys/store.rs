@@ -102,23 +102,33 @@ pub async fn find_for_auth(db: &Db, lookup: &str) -> sqlx::Result<Option<AnyRow>
     .await
 }
 
-/// Adds batched request counts to keys (called by the usage writer).
+/// Adds batched request counts to keys (called by the usage writer): one
+/// statement for the whole batch, `(key id, requests, last used at)` each.
+/// A CTE with named columns reads the same on SQLite and PostgreSQL.
 pub async fn add_usage(
     conn: &mut sqlx::AnyConnection,
-    key_id: i64,
-    requests: i64,
-    last_used_at: i64,
+    per_key: &[(i64, i64, i64)],
 ) -> sqlx::Result<()> {
-    sqlx::query(
-        "UPDATE api_keys SET request_count = request_count + $1, \
-         last_used_at = CASE WHEN last_used_at IS NULL OR last_used_at < $2 THEN $2 ELSE last_used_at END \
-         WHERE id = $3",
-    )
-    .bind(requests)
-    .bind(last_used_at)
-    .bind(key_id)
-    .execute(conn)
-    .await?;
+    if per_key.is_empty() {
+        return Ok(());
+    }
+    let values: Vec<String> = (0..per_key.len())
+        .map(|i| format!("(${}, ${}, ${})", 3 * i + 1, 3 * i + 2, 3 * i + 3))
+        .collect();
+    // Built from parameter numbers only.
+    let sql = format!(
+        "WITH v(id, n, last) AS (VALUES {}) \
+         UPDATE api_keys SET request_count = request_count + v.n, \
+         last_used_at = CASE WHEN api_keys.last_used_at IS NULL OR api_keys.last_used_at < v.last \
+         THEN v.last ELSE api_keys.last_used_at END \
+         FROM v WHERE api_keys.id = v.id",
+        values.join(", ")
+    );
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    for (id, n, last) in per_key {
+        query = query.bind(*id).bind(*n).bind(*last);
+    }
+    query.execute(conn).await?;
     Ok(())
 }
 

@@ -127,8 +127,12 @@ async fn write_batch(db: &Db, events: &[UsageEvent]) -> anyhow::Result<()> {
             entry.1 = entry.1.max(e.ts_ms);
         }
     }
-    for (key, (count, last)) in per_key {
-        crate::api_keys::store::add_usage(&mut tx, key, count, last).await?;
+    let per_key: Vec<(i64, i64, i64)> = per_key
+        .into_iter()
+        .map(|(k, (n, last))| (k, n, last))
+        .collect();
+    for chunk in per_key.chunks(ROWS_PER_STATEMENT) {
+        crate::api_keys::store::add_usage(&mut tx, chunk).await?;
     }
     tx.commit().await?;
     Ok(())
