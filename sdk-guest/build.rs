@@ -12,8 +12,14 @@ fn main() {
     // In the repository the WIT package lives next to the SDK; a published
     // SDK carries a copy in its own `wit/` folder.
     let own = manifest.join("wit");
-    let wit = if own.join("worlds.wit").exists() { own } else { manifest.join("../wit") };
-    let wit = wit.canonicalize().expect("the WIT package of outreach:plugin must exist");
+    let wit = if own.join("worlds.wit").exists() {
+        own
+    } else {
+        manifest.join("../wit")
+    };
+    let wit = wit
+        .canonicalize()
+        .expect("the WIT package of outreach:plugin must exist");
     println!("cargo:rerun-if-changed={}", wit.display());
     let template = include_str!("src/export_macros.rs.in");
     let out = template.replace("@WIT_PATH@", &wit.display().to_string().replace('\\', "/"));

@@ -41,7 +41,13 @@ pub struct Response {
 impl Request {
     /// A request with the given method and URL.
     pub fn new(method: Method, url: &str) -> Self {
-        Request { method, url: url.to_string(), headers: Vec::new(), body: None, timeout_ms: None }
+        Request {
+            method,
+            url: url.to_string(),
+            headers: Vec::new(),
+            body: None,
+            timeout_ms: None,
+        }
     }
     /// A GET request.
     pub fn get(url: &str) -> Self {
@@ -122,7 +128,10 @@ impl Response {
                     .header("retry-after")
                     .and_then(|v| v.trim().parse::<u64>().ok())
                     .map(|s| s.saturating_mul(1000));
-                Err(PluginError::RateLimited(RateLimit { retry_after_ms, message }))
+                Err(PluginError::RateLimited(RateLimit {
+                    retry_after_ms,
+                    message,
+                }))
             }
             401 | 403 => Err(PluginError::Auth(message)),
             408 | 500..=599 => Err(PluginError::Transient(message)),
@@ -154,7 +163,12 @@ pub fn send(req: Request) -> Result<Response, HttpError> {
             body: req.body,
             timeout_ms: req.timeout_ms,
         })?;
-        Ok(Response { status: r.status, headers: r.headers, body: r.body, final_url: r.final_url })
+        Ok(Response {
+            status: r.status,
+            headers: r.headers,
+            body: r.body,
+            final_url: r.final_url,
+        })
     }
     #[cfg(not(target_arch = "wasm32"))]
     {
@@ -167,7 +181,9 @@ pub fn encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => out.push(b as char),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(b as char)
+            }
             _ => out.push_str(&format!("%{b:02X}")),
         }
     }

@@ -9,5 +9,6 @@ pub fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
 
 /// Parses JSON text; failure is an invalid-input error naming `what`.
 pub fn from_json<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> Result<T, PluginError> {
-    serde_json::from_str(text).map_err(|e| PluginError::InvalidInput(format!("{what} is not valid JSON: {e}")))
+    serde_json::from_str(text)
+        .map_err(|e| PluginError::InvalidInput(format!("{what} is not valid JSON: {e}")))
 }

@@ -70,9 +70,15 @@ pub trait LlmProvider {
     /// Identifier, models with prices, default validation model, fallback rank.
     fn metadata() -> LlmMetadata;
     /// Validates a key with a 1-token completion (or a vendor health check).
-    fn validate_key(ctx: &VendorContext, model: Option<&str>) -> Result<LlmKeyValidation, PluginError>;
+    fn validate_key(
+        ctx: &VendorContext,
+        model: Option<&str>,
+    ) -> Result<LlmKeyValidation, PluginError>;
     /// Runs one chat completion.
-    fn complete(ctx: &VendorContext, request: CompletionRequest) -> Result<CompletionResponse, PluginError>;
+    fn complete(
+        ctx: &VendorContext,
+        request: CompletionRequest,
+    ) -> Result<CompletionResponse, PluginError>;
 }
 
 /// An email verification vendor adapter (`email-verifier` world). See the

@@ -57,7 +57,10 @@ impl WorkflowAction for DedupByField {
             }
         }
         let removed = json!({"kept": out.len()});
-        Ok(ActionOutput { items: out, previous_result: Some(to_json(&removed)) })
+        Ok(ActionOutput {
+            items: out,
+            previous_result: Some(to_json(&removed)),
+        })
     }
 }
 
@@ -74,8 +77,12 @@ mod tests {
             r#"{"domain":"a.com"}"#.to_string(),
             r#"{"other":1}"#.to_string(),
         ];
-        let out = DedupByField::execute(r#"{"field":"domain","case_insensitive":true}"#, items).unwrap();
+        let out =
+            DedupByField::execute(r#"{"field":"domain","case_insensitive":true}"#, items).unwrap();
         assert_eq!(out.items.len(), 2);
-        assert!(matches!(DedupByField::execute("{}", vec![]), Err(PluginError::InvalidInput(_))));
+        assert!(matches!(
+            DedupByField::execute("{}", vec![]),
+            Err(PluginError::InvalidInput(_))
+        ));
     }
 }

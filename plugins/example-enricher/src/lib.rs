@@ -26,15 +26,29 @@ impl ContactEnricher for ExampleEnricher {
 
     fn validate_key(ctx: &VendorContext) -> Result<KeyValidation, PluginError> {
         let url = format!("{}/v1/account", base_url(ctx, DEFAULT_BASE));
-        let body: Value = Request::get(&url).header("x-api-key", &ctx.api_key).send()?.check()?.json()?;
-        Ok(KeyValidation { credits_remaining: body["credits_remaining"].as_i64() })
+        let body: Value = Request::get(&url)
+            .header("x-api-key", &ctx.api_key)
+            .send()?
+            .check()?
+            .json()?;
+        Ok(KeyValidation {
+            credits_remaining: body["credits_remaining"].as_i64(),
+        })
     }
 
     fn enrich(ctx: &VendorContext, domain: &str) -> Result<EnrichmentResult, PluginError> {
-        let url = format!("{}/v1/companies/{}", base_url(ctx, DEFAULT_BASE), outreach_plugin_sdk::http::encode(domain));
-        let resp = Request::get(&url).header("x-api-key", &ctx.api_key).send()?;
+        let url = format!(
+            "{}/v1/companies/{}",
+            base_url(ctx, DEFAULT_BASE),
+            outreach_plugin_sdk::http::encode(domain)
+        );
+        let resp = Request::get(&url)
+            .header("x-api-key", &ctx.api_key)
+            .send()?;
         if resp.status == 404 {
-            return Err(PluginError::Permanent(format!("vendor has no record of {domain}")));
+            return Err(PluginError::Permanent(format!(
+                "vendor has no record of {domain}"
+            )));
         }
         let resp = resp.check()?;
         let v: Value = resp.json()?;
@@ -58,7 +72,11 @@ impl ContactEnricher for ExampleEnricher {
             twitter_handle: s(&v["social"]["twitter"]),
             technologies: v["technologies"]
                 .as_array()
-                .map(|a| a.iter().filter_map(|t| t.as_str().map(str::to_string)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|t| t.as_str().map(str::to_string))
+                        .collect()
+                })
                 .unwrap_or_default(),
             raw: resp.text(),
         })
@@ -79,7 +97,10 @@ mod tests {
                 r#"{"name":"Acme","employees":{"range":"51-200"},"hq":{"country":"US"},"technologies":["nginx"]}"#,
             ))
         });
-        let ctx = VendorContext { api_key: "k".into(), base_url: None };
+        let ctx = VendorContext {
+            api_key: "k".into(),
+            base_url: None,
+        };
         let r = ExampleEnricher::enrich(&ctx, "acme.com").unwrap();
         assert_eq!(r.employee_range.as_deref(), Some("51-200"));
         assert_eq!(r.employee_count, None);

@@ -24,13 +24,21 @@ impl EmailVerifier for ExampleVerifier {
 
     fn validate_key(ctx: &VendorContext) -> Result<KeyValidation, PluginError> {
         let url = format!("{}/v1/credits", base_url(ctx, DEFAULT_BASE));
-        let body: Value = Request::get(&url).bearer(&ctx.api_key).send()?.check()?.json()?;
-        Ok(KeyValidation { credits_remaining: body["credits"].as_i64() })
+        let body: Value = Request::get(&url)
+            .bearer(&ctx.api_key)
+            .send()?
+            .check()?
+            .json()?;
+        Ok(KeyValidation {
+            credits_remaining: body["credits"].as_i64(),
+        })
     }
 
     fn verify(ctx: &VendorContext, email: &str) -> Result<VerificationResult, PluginError> {
         if !email.contains('@') {
-            return Err(PluginError::InvalidInput(format!("not an email address: {email}")));
+            return Err(PluginError::InvalidInput(format!(
+                "not an email address: {email}"
+            )));
         }
         let url = format!("{}/v1/verify", base_url(ctx, DEFAULT_BASE));
         let body: Value = Request::get(&url)
@@ -72,15 +80,24 @@ mod tests {
     use super::*;
 
     fn ctx() -> VendorContext {
-        VendorContext { api_key: "secret".into(), base_url: Some("http://stub.test/".into()) }
+        VendorContext {
+            api_key: "secret".into(),
+            base_url: Some("http://stub.test/".into()),
+        }
     }
 
     #[test]
     fn normalises_a_deliverable_answer() {
         let _m = testing::mock_http(|req| {
             assert_eq!(req.url, "http://stub.test/v1/verify?email=jane%40acme.com");
-            assert!(req.headers.contains(&("authorization".into(), "Bearer secret".into())));
-            Ok(testing::json_response(200, r#"{"result":"deliverable","score":97,"role":false}"#))
+            assert!(
+                req.headers
+                    .contains(&("authorization".into(), "Bearer secret".into()))
+            );
+            Ok(testing::json_response(
+                200,
+                r#"{"result":"deliverable","score":97,"role":false}"#,
+            ))
         });
         let r = ExampleVerifier::verify(&ctx(), "jane@acme.com").unwrap();
         assert_eq!(r.status, VerificationStatus::Valid);
@@ -99,6 +116,9 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let _m = testing::mock_http(|_| Ok(testing::json_response(401, "{}")));
-        assert!(matches!(ExampleVerifier::validate_key(&ctx()), Err(PluginError::Auth(_))));
+        assert!(matches!(
+            ExampleVerifier::validate_key(&ctx()),
+            Err(PluginError::Auth(_))
+        ));
     }
 }

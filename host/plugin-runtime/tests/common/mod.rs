@@ -121,6 +121,9 @@ pub async fn runtime(dir: Option<&Path>, policy: GuardPolicy, first_party: bool)
         guard_policy: policy,
         load_first_party: first_party,
         watch_interval: None,
+        // Artifacts are keyed by content and engine hash, so test runs can
+        // share them and skip recompiling the first-party components.
+        cache_dir: Some(std::env::temp_dir().join("outreach-plugin-runtime-test-cache")),
         ..RuntimeConfig::default()
     })
     .await

