@@ -3,7 +3,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use crate::store::Db;
+use crate::store::{Backend, Db, value_rows};
 
 pub struct InsertKey<'a> {
     pub account_id: i64,
@@ -107,14 +107,12 @@ pub async fn find_for_auth(db: &Db, lookup: &str) -> sqlx::Result<Option<AnyRow>
 /// A CTE with named columns reads the same on SQLite and PostgreSQL.
 pub async fn add_usage(
     conn: &mut sqlx::AnyConnection,
+    backend: Backend,
     per_key: &[(i64, i64, i64)],
 ) -> sqlx::Result<()> {
     if per_key.is_empty() {
         return Ok(());
     }
-    let values: Vec<String> = (0..per_key.len())
-        .map(|i| format!("(${}, ${}, ${})", 3 * i + 1, 3 * i + 2, 3 * i + 3))
-        .collect();
     // Built from parameter numbers only.
     let sql = format!(
         "WITH v(id, n, last) AS (VALUES {}) \
@@ -122,7 +120,7 @@ pub async fn add_usage(
          last_used_at = CASE WHEN api_keys.last_used_at IS NULL OR api_keys.last_used_at < v.last \
          THEN v.last ELSE api_keys.last_used_at END \
          FROM v WHERE api_keys.id = v.id",
-        values.join(", ")
+        value_rows(backend, per_key.len(), 3)
     );
     let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
     for (id, n, last) in per_key {

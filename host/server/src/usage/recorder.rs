@@ -117,7 +117,7 @@ async fn write(db: &Db, buffer: &mut Vec<UsageEvent>) {
 async fn write_batch(db: &Db, events: &[UsageEvent]) -> anyhow::Result<()> {
     let mut tx = db.pool.begin().await?;
     for chunk in events.chunks(ROWS_PER_STATEMENT) {
-        super::store::insert_events(&mut tx, chunk).await?;
+        super::store::insert_events(&mut tx, db.backend, chunk).await?;
     }
     let mut per_key: HashMap<i64, (i64, i64)> = HashMap::new();
     for e in events {
@@ -132,7 +132,7 @@ async fn write_batch(db: &Db, events: &[UsageEvent]) -> anyhow::Result<()> {
         .map(|(k, (n, last))| (k, n, last))
         .collect();
     for chunk in per_key.chunks(ROWS_PER_STATEMENT) {
-        crate::api_keys::store::add_usage(&mut tx, chunk).await?;
+        crate::api_keys::store::add_usage(&mut tx, db.backend, chunk).await?;
     }
     tx.commit().await?;
     Ok(())

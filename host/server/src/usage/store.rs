@@ -4,24 +4,20 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
 use super::recorder::UsageEvent;
-use crate::store::Db;
+use crate::store::{Backend, Db, value_rows};
 
 const COLUMNS: usize = 13;
 
-pub async fn insert_events(conn: &mut AnyConnection, events: &[UsageEvent]) -> sqlx::Result<()> {
-    let mut sql = String::from(
+pub async fn insert_events(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    events: &[UsageEvent],
+) -> sqlx::Result<()> {
+    let sql = format!(
         "INSERT INTO usage_events (request_id, account_id, api_key_id, reseller_client_id, ts, method, \
-         endpoint, category, status, response_time_ms, filters_summary, results_count, billable) VALUES ",
+         endpoint, category, status, response_time_ms, filters_summary, results_count, billable) VALUES {}",
+        value_rows(backend, events.len(), COLUMNS)
     );
-    for i in 0..events.len() {
-        if i > 0 {
-            sql.push(',');
-        }
-        let params: Vec<String> = (1..=COLUMNS)
-            .map(|c| format!("${}", i * COLUMNS + c))
-            .collect();
-        sql.push_str(&format!("({})", params.join(",")));
-    }
     // The text is built from fixed fragments and parameter numbers only.
     let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
     for e in events {
