@@ -33,8 +33,21 @@ pub struct Limits {
     pub per_five_minutes: Limiter,
 }
 
+/// The application state. Cloning it (axum does, per request and per
+/// extractor) costs one reference-count increment.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+/// What every handler, service and worker shares.
+pub struct Shared {
     pub config: Arc<Config>,
     pub db: Db,
     pub clock: SharedClock,
@@ -81,7 +94,7 @@ impl AppState {
         let jwt = JwtKeys::new(&secrets.derive("dashboard-jwt"));
         let plugins = start_plugins(&config, Some(Duration::from_secs(2))).await?;
         let minute = Duration::from_secs(60);
-        Ok(AppState {
+        Ok(AppState(Arc::new(Shared {
             db: db.clone(),
             jobs: JobQueue::new(db.clone(), clock.clone()),
             mailer: Mailer::new(&config.smtp)?,
@@ -105,7 +118,7 @@ impl AppState {
             plugins,
             config: Arc::new(config),
             clock,
-        })
+        })))
     }
 
     /// The reusable "N per minute" check: `rule` names the limit (for example
