@@ -16,6 +16,11 @@ step() { printf '\n==> %s\n' "$*"; }
 step "PostgreSQL"
 tests/support/postgres.sh
 
+step "SMTP peer (Postfix's smtp-sink)"
+if ! command -v smtp-sink >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postfix >/dev/null
+fi
+
 step "Plugin toolchains (componentize-py, componentize-js)"
 tests/plugins/setup.sh
 
