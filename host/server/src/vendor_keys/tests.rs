@@ -872,3 +872,62 @@ async fn fallback_chain_moves_on_only_after_transient_failures() {
         "bouncer was not tried after an auth failure"
     );
 }
+
+/// A real enricher answering "not found": 404 for the caller, no cache row,
+/// and the next call asks the vendor again.
+#[tokio::test]
+async fn an_enricher_not_found_is_a_404_and_never_cached() {
+    let stub = Stub::start().await;
+    let hunter = stub.url("/hunter");
+    let app = TestApp::with(move |c| {
+        c.vendor_base_urls.insert("hunter".into(), hunter);
+    })
+    .await;
+    let acct = app.account(Plan::Pro).await;
+    stub.set(
+        "/hunter/v2/account",
+        Canned::json(
+            200,
+            json!({"data": {"requests": {"credits": {"used": 120, "available": 2000}}}}),
+        ),
+    );
+    let r = app
+        .post(
+            "/v1/contact-enrichers/providers",
+            &acct.api_key,
+            json!({"provider": "hunter", "api_key": "hunter-key-0001"}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    assert_eq!(r.body["validation"]["credits_remaining"], 1880);
+    stub.set(
+        "/hunter/v2/companies/find",
+        Canned::json(404, json!({"errors": [{"id": "not_found", "code": 404, "details": "No company found for this domain"}]})),
+    );
+    for _ in 0..2 {
+        let r = app
+            .post(
+                "/v1/contact-enrichers/enrich",
+                &acct.api_key,
+                json!({"domain": "nobody.com"}),
+            )
+            .await;
+        assert_eq!(r.status, 404, "{:?}", r.body);
+        assert!(
+            r.detail().starts_with("hunter: not found"),
+            "{}",
+            r.detail()
+        );
+    }
+    assert_eq!(
+        stub.hits("/hunter/v2/companies/find"),
+        2,
+        "nothing was cached"
+    );
+    assert_eq!(
+        app.get("/v1/contact-enrichers/cache/nobody.com", &acct.api_key)
+            .await
+            .status,
+        404
+    );
+}
