@@ -12,7 +12,8 @@ if ! "$here/.venv/bin/componentize-py" --version >/dev/null 2>&1; then
 fi
 "$here/.venv/bin/componentize-py" --version
 
-if [ ! -d "$here/js/node_modules/@bytecodealliance/componentize-js" ]; then
+if [ ! -d "$here/js/node_modules/@bytecodealliance/componentize-js" ] \
+    || [ ! -d "$here/js/node_modules/@bytecodealliance/preview2-shim" ]; then
     (cd "$here/js" && npm install --no-audit --no-fund --silent)
 fi
 node -e "console.log('componentize-js', require('$here/js/node_modules/@bytecodealliance/componentize-js/package.json').version)"
