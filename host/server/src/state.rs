@@ -83,6 +83,17 @@ impl AppState {
     /// Connects to the database, applies migrations, loads or generates the
     /// master key and starts the usage writer.
     pub async fn build(config: Config, clock: SharedClock) -> anyhow::Result<AppState> {
+        AppState::build_with(config, clock, Plugins::Load).await
+    }
+
+    /// Like [`AppState::build`]; `plugins` says whether to load the plugin
+    /// components. Account and key commands of the CLI need none, and loading
+    /// means compiling every component on a fresh data dir.
+    pub async fn build_with(
+        config: Config,
+        clock: SharedClock,
+        plugins: Plugins,
+    ) -> anyhow::Result<AppState> {
         std::fs::create_dir_all(&config.data_dir)?;
         let db = Db::connect(&config.database_url()).await?;
         crate::store::migrate::run(&db).await?;
@@ -92,7 +103,16 @@ impl AppState {
             &config.data_dir,
         )?;
         let jwt = JwtKeys::new(&secrets.derive("dashboard-jwt"));
-        let plugins = start_plugins(&config, Some(Duration::from_secs(2))).await?;
+        let plugins = match plugins {
+            Plugins::Load => start_plugins(&config, Some(Duration::from_secs(2))).await?,
+            Plugins::None => PluginRuntime::new(RuntimeConfig {
+                load_first_party: false,
+                watch_interval: None,
+                ..RuntimeConfig::default()
+            })
+            .await
+            .map_err(|e| anyhow::anyhow!("starting the plugin runtime: {e}"))?,
+        };
         let minute = Duration::from_secs(60);
         Ok(AppState(Arc::new(Shared {
             db: db.clone(),
@@ -136,6 +156,13 @@ impl AppState {
             })
         }
     }
+}
+
+/// Whether [`AppState::build_with`] loads plugin components.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plugins {
+    Load,
+    None,
 }
 
 /// Starts the plugin runtime: first-party components embedded in the binary,

@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 
 use crate::config::{Config, DEFAULT_TOML};
 use crate::platform::clock::SystemClock;
-use crate::state::AppState;
+use crate::state::{AppState, Plugins};
 
 mod accounts;
 mod keys;
@@ -96,7 +96,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Command::Serve => crate::server::serve(config).await,
             Command::Migrate => {
                 // Building the state connects and migrates.
-                let state = AppState::build(config, Arc::new(SystemClock)).await?;
+                let state =
+                    AppState::build_with(config, Arc::new(SystemClock), Plugins::None).await?;
                 println!("migrations applied ({:?})", state.db.backend);
                 Ok(())
             }
@@ -109,8 +110,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     })
 }
 
+/// State for account, key and reseller commands, which call no plugin.
 async fn state(config: Config) -> anyhow::Result<AppState> {
-    AppState::build(config, Arc::new(SystemClock)).await
+    AppState::build_with(config, Arc::new(SystemClock), Plugins::None).await
 }
 
 /// Turns an API error into a CLI error with its detail text.
