@@ -124,6 +124,8 @@ struct RawManifest {
     allowed_hosts: Vec<String>,
     #[serde(default)]
     limits: Limits,
+    #[serde(default)]
+    example: bool,
 }
 
 /// A validated `plugin.toml`.
@@ -141,6 +143,9 @@ pub struct Manifest {
     pub fallback_rank: Option<u32>,
     pub allowed_hosts: Vec<HostRule>,
     pub limits: Limits,
+    /// An SDK example rather than a product plugin: loaded and callable, but
+    /// the server does not offer it to customers unless told to.
+    pub example: bool,
 }
 
 /// Why a manifest was refused. Each message names the field at fault.
@@ -232,6 +237,7 @@ impl Manifest {
             fallback_rank: raw.fallback_rank,
             allowed_hosts,
             limits: l,
+            example: raw.example,
         })
     }
 }

@@ -109,6 +109,8 @@ pub struct PluginInfo {
     pub vendor: Option<String>,
     pub list_rate_usd: Option<f64>,
     pub fallback_rank: Option<u32>,
+    /// An SDK example (`example = true` in its manifest).
+    pub example: bool,
     pub allowed_hosts: Vec<String>,
     pub limits: crate::manifest::Limits,
     pub source: PluginSource,
@@ -370,6 +372,7 @@ fn info(p: &LoadedPlugin) -> PluginInfo {
         vendor: m.vendor.clone(),
         list_rate_usd: m.list_rate_usd,
         fallback_rank: m.fallback_rank,
+        example: m.example,
         allowed_hosts: m.allowed_hosts.iter().map(|r| r.to_string()).collect(),
         limits: m.limits,
         source: p.source.clone(),

@@ -50,6 +50,9 @@ pub struct Config {
     /// Lets plugins reach loopback addresses. For tests against local stubs
     /// only; never enable it in production.
     pub unsafe_plugins_allow_loopback: bool,
+    /// Offers the SDK example vendors (manifests with `example = true`) as
+    /// providers. For tests and plugin development.
+    pub offer_example_vendors: bool,
     pub smtp: SmtpConfig,
     /// `tracing` filter, e.g. `info` or `outreach=debug`.
     pub log: String,
@@ -86,6 +89,7 @@ impl Default for Config {
             max_body_bytes: 2 * 1024 * 1024,
             vendor_base_urls: Default::default(),
             unsafe_plugins_allow_loopback: false,
+            offer_example_vendors: false,
             smtp: SmtpConfig {
                 port: 587,
                 security: "starttls".into(),
@@ -175,6 +179,9 @@ impl Config {
         if let Some(v) = get("OUTREACH_UNSAFE_PLUGINS_ALLOW_LOOPBACK") {
             self.unsafe_plugins_allow_loopback =
                 parse("OUTREACH_UNSAFE_PLUGINS_ALLOW_LOOPBACK", v)?;
+        }
+        if let Some(v) = get("OUTREACH_OFFER_EXAMPLE_VENDORS") {
+            self.offer_example_vendors = parse("OUTREACH_OFFER_EXAMPLE_VENDORS", v)?;
         }
         if let Some(v) = get("OUTREACH_SMTP_HOST") {
             self.smtp.host = v;
@@ -286,6 +293,10 @@ log = "info"
 # Lets plugins reach loopback addresses (local vendor stubs in tests). Never
 # enable in production.
 unsafe_plugins_allow_loopback = false
+
+# Offers the SDK example vendors (example-verifier, example-enricher) as
+# providers, for tests and plugin development.
+offer_example_vendors = false
 
 # Base-URL overrides for vendor adapters, by vendor identifier, for example
 # openai = "https://my-gateway.example.com". Without an entry an adapter uses

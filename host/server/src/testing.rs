@@ -99,6 +99,7 @@ impl TestApp {
             ..Config::default()
         };
         config.unsafe_plugins_allow_loopback = true;
+        config.offer_example_vendors = true;
         adjust(&mut config);
         let postgres = if use_postgres() {
             let (url, name) = fresh_postgres_database().await;

@@ -1,9 +1,11 @@
 //! Which vendors exist: read from the loaded plugins, so an operator who drops
 //! a new adapter into the plugins folder adds a provider without a release.
 
-use outreach_plugin_runtime::{PluginKind, PluginMetadata, PluginRuntime};
+use outreach_plugin_runtime::{PluginKind, PluginMetadata};
 use serde::Serialize;
 use utoipa::ToSchema;
+
+use crate::state::AppState;
 
 /// The three vendor-key families.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,12 +66,15 @@ pub struct Provider {
     pub plugin_id: String,
 }
 
-/// The family's vendors in fallback order.
-pub fn providers(runtime: &PluginRuntime, family: Family) -> Vec<Provider> {
-    let mut out: Vec<Provider> = runtime
+/// The family's vendors in fallback order. SDK examples are left out unless
+/// the operator asked for them.
+pub fn providers(state: &AppState, family: Family) -> Vec<Provider> {
+    let with_examples = state.config.offer_example_vendors;
+    let mut out: Vec<Provider> = state
+        .plugins
         .list()
         .into_iter()
-        .filter(|p| p.kind == family.plugin_kind())
+        .filter(|p| p.kind == family.plugin_kind() && (with_examples || !p.example))
         .filter_map(|p| {
             let plugin_id = p.id.clone();
             match p.metadata? {
@@ -120,8 +125,8 @@ pub fn providers(runtime: &PluginRuntime, family: Family) -> Vec<Provider> {
     out
 }
 
-pub fn find(runtime: &PluginRuntime, family: Family, provider: &str) -> Option<Provider> {
-    providers(runtime, family)
+pub fn find(state: &AppState, family: Family, provider: &str) -> Option<Provider> {
+    providers(state, family)
         .into_iter()
         .find(|p| p.provider == provider)
 }

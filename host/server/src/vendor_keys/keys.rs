@@ -152,7 +152,7 @@ pub fn view(family: Family, k: &KeyRow) -> VendorKey {
 }
 
 fn unknown_provider(family: Family, state: &AppState, provider: &str) -> ApiError {
-    let known: Vec<String> = catalogue::providers(&state.plugins, family)
+    let known: Vec<String> = catalogue::providers(state, family)
         .into_iter()
         .map(|p| p.provider)
         .collect();
@@ -242,7 +242,7 @@ pub async fn create(
     family: Family,
     body: CreateKey,
 ) -> ApiResult<KeyWithValidation> {
-    let provider = catalogue::find(&state.plugins, family, &body.provider)
+    let provider = catalogue::find(state, family, &body.provider)
         .ok_or_else(|| unknown_provider(family, state, &body.provider))?;
     check_api_key(&body.api_key)?;
     let label = body.label.unwrap_or_default();
@@ -354,7 +354,7 @@ pub async fn update(
     };
     let endpoint_changed = body.endpoint_url.is_some();
     let validation = if body.revalidate || new_key.is_some() || endpoint_changed {
-        let provider = catalogue::find(&state.plugins, family, &row.provider)
+        let provider = catalogue::find(state, family, &row.provider)
             .ok_or_else(|| unknown_provider(family, state, &row.provider))?;
         let plain = match &new_key {
             Some(k) => k.clone(),

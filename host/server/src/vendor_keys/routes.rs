@@ -259,7 +259,7 @@ async fn verify_bulk(
     Json(body): Json<VerifyBulkRequest>,
 ) -> ApiResult<Json<BulkResults>> {
     check_bulk(body.emails.len(), BULK_VERIFY_MAX, "emails")?;
-    if catalogue::providers(&state.plugins, Family::Verifier).is_empty()
+    if catalogue::providers(&state, Family::Verifier).is_empty()
         || keys::list(&state, caller.account_id, Family::Verifier)
             .await?
             .iter()
@@ -294,7 +294,7 @@ pub struct KnownProviders {
     responses((status = 200, description = "Vendors", body = KnownProviders)))]
 async fn verifier_providers(State(state): State<AppState>) -> Json<KnownProviders> {
     Json(KnownProviders {
-        providers: catalogue::providers(&state.plugins, Family::Verifier),
+        providers: catalogue::providers(&state, Family::Verifier),
     })
 }
 
@@ -303,7 +303,7 @@ async fn verifier_providers(State(state): State<AppState>) -> Json<KnownProvider
     responses((status = 200, description = "Vendors", body = KnownProviders)))]
 async fn enricher_providers(State(state): State<AppState>) -> Json<KnownProviders> {
     Json(KnownProviders {
-        providers: catalogue::providers(&state.plugins, Family::Enricher),
+        providers: catalogue::providers(&state, Family::Enricher),
     })
 }
 
@@ -446,6 +446,6 @@ pub struct KnownModels {
     responses((status = 200, description = "Providers and models", body = KnownModels)))]
 async fn known_models(State(state): State<AppState>, _caller: Caller) -> Json<KnownModels> {
     Json(KnownModels {
-        providers: catalogue::providers(&state.plugins, Family::Ai),
+        providers: catalogue::providers(&state, Family::Ai),
     })
 }

@@ -106,7 +106,7 @@ impl Vendors<'_> {
     /// Active keys of the family in chain order, decrypted. Keys whose vendor
     /// plugin is not loaded are skipped with a warning.
     async fn chain(&self, account_id: i64, family: Family) -> ApiResult<Vec<LiveKey>> {
-        let providers = catalogue::providers(&self.state.plugins, family);
+        let providers = catalogue::providers(self.state, family);
         let mut live = Vec::new();
         for row in store::list_keys(&self.state.db, account_id, family).await? {
             if !row.is_active {

@@ -645,7 +645,7 @@ async fn ai_keys_for_the_compatible_kind_and_the_shared_completion_service() {
     let (app, stub) = app_with_stub().await;
     let acct = app.account(Plan::Pro).await;
     let compatible =
-        crate::vendor_keys::catalogue::providers(&app.state.plugins, super::catalogue::Family::Ai)
+        crate::vendor_keys::catalogue::providers(&app.state, super::catalogue::Family::Ai)
             .into_iter()
             .find(|p| p.supports_endpoint_url == Some(true))
             .unwrap()
@@ -930,4 +930,49 @@ async fn an_enricher_not_found_is_a_404_and_never_cached() {
             .status,
         404
     );
+}
+
+/// SDK examples are loaded but not offered to customers by default.
+#[tokio::test]
+async fn example_vendors_are_not_offered_unless_configured() {
+    let app = TestApp::with(|c| c.offer_example_vendors = false).await;
+    let r = app
+        .call("GET", "/v1/email-verifiers/known-providers", None, None)
+        .await;
+    let names: Vec<&str> = r.body["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["provider"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "millionverifier",
+            "bouncer",
+            "neverbounce",
+            "zerobounce",
+            "kickbox"
+        ]
+    );
+    let r = app
+        .call("GET", "/v1/contact-enrichers/known-providers", None, None)
+        .await;
+    let names: Vec<&str> = r.body["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["provider"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["hunter", "peopledatalabs", "apollo"]);
+    let acct = app.account(Plan::Pro).await;
+    let r = app
+        .post(
+            "/v1/email-verifiers/providers",
+            &acct.api_key,
+            json!({"provider": "example-verifier", "api_key": "12345678"}),
+        )
+        .await;
+    assert_eq!(r.status, 400);
+    assert!(r.detail().starts_with("Unknown provider"), "{}", r.detail());
 }
