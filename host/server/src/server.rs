@@ -48,6 +48,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     println!("listening on http://{addr}");
     tracing::info!(%addr, database = %crate::store::redact_url(&state.config.database_url()), "serving");
 
+    tokio::spawn(housekeeping(state.clone()));
     let app = router(state.clone());
     axum::serve(
         listener,
@@ -117,4 +118,29 @@ async fn shutdown_signal() {
         _ = ctrl_c => {},
         _ = term => {},
     }
+}
+
+/// Hourly clean-up of rows that only expire: cached vendor results and spent
+/// reset tokens. Each statement is idempotent, so several servers on one
+/// database may run it without coordination.
+async fn housekeeping(state: AppState) {
+    let mut every = tokio::time::interval(std::time::Duration::from_secs(3600));
+    loop {
+        every.tick().await;
+        let span = tracing::info_span!("job", name = "housekeeping");
+        let _enter = span.enter();
+        match prune(&state).await {
+            Ok((cache, tokens)) => tracing::info!(cache, tokens, "pruned expired rows"),
+            Err(e) => tracing::error!(error = %e, "pruning failed"),
+        }
+    }
+}
+
+/// One pass of [`housekeeping`]: `(cache rows, reset tokens)` removed.
+pub async fn prune(state: &AppState) -> anyhow::Result<(u64, u64)> {
+    let cache = crate::vendor_keys::store::prune_cache(&state.db, state.clock.now_ms()).await?;
+    let tokens = crate::auth::service::prune_reset_tokens(state)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok((cache, tokens))
 }

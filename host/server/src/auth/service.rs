@@ -212,3 +212,13 @@ pub async fn reset_password(state: &AppState, token: &str, new_password: &str) -
     accounts_store::set_password(&state.db, user_id, &hash).await?;
     Ok(())
 }
+
+/// Deletes password-reset tokens that have expired or been used; returns how many.
+pub async fn prune_reset_tokens(state: &AppState) -> ApiResult<u64> {
+    let done =
+        sqlx::query("DELETE FROM password_resets WHERE expires_at <= $1 OR used_at IS NOT NULL")
+            .bind(state.clock.now_ms())
+            .execute(&state.db.pool)
+            .await?;
+    Ok(done.rows_affected())
+}

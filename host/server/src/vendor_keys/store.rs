@@ -351,3 +351,12 @@ pub struct LedgerBucket {
     pub completion_tokens: i64,
     pub cache_hits: i64,
 }
+
+/// Deletes cached results that have expired; returns how many.
+pub async fn prune_cache(db: &Db, now: i64) -> sqlx::Result<u64> {
+    let done = sqlx::query("DELETE FROM vendor_cache WHERE expires_at <= $1")
+        .bind(now)
+        .execute(&db.pool)
+        .await?;
+    Ok(done.rows_affected())
+}

@@ -976,3 +976,36 @@ async fn example_vendors_are_not_offered_unless_configured() {
     assert_eq!(r.status, 400);
     assert!(r.detail().starts_with("Unknown provider"), "{}", r.detail());
 }
+
+/// Expired cache rows are removed by the housekeeping pass; fresh ones stay.
+#[tokio::test]
+async fn housekeeping_prunes_expired_cache_rows_only() {
+    use crate::platform::clock::Clock;
+    let app = TestApp::new().await;
+    let acct = app.account(Plan::Pro).await;
+    for (subject, ttl_ms) in [("old.com", 1_000), ("fresh.com", 86_400_000)] {
+        super::store::cache_put(
+            &app.state.db,
+            super::store::CachePut {
+                account_id: acct.account_id,
+                user_key: "u1",
+                family: super::catalogue::Family::Enricher,
+                subject,
+                provider: "hunter",
+                result: "{}".into(),
+                now: app.clock.now_ms(),
+                ttl_ms,
+            },
+        )
+        .await
+        .unwrap();
+    }
+    app.clock.advance(Duration::from_secs(60));
+    let (cache, _) = crate::server::prune(&app.state).await.unwrap();
+    assert_eq!(cache, 1);
+    let left: Vec<String> = sqlx::query_scalar("SELECT subject FROM vendor_cache")
+        .fetch_all(&app.state.db.pool)
+        .await
+        .unwrap();
+    assert_eq!(left, ["fresh.com"]);
+}
