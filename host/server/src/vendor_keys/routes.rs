@@ -259,21 +259,20 @@ async fn verify_bulk(
     Json(body): Json<VerifyBulkRequest>,
 ) -> ApiResult<Json<BulkResults>> {
     check_bulk(body.emails.len(), BULK_VERIFY_MAX, "emails")?;
-    if catalogue::providers(&state, Family::Verifier).is_empty()
-        || keys::list(&state, caller.account_id, Family::Verifier)
-            .await?
-            .iter()
-            .all(|k| !k.is_active)
-    {
-        return Err(ApiError::bad_request("No email verifier keys configured"));
-    }
+    // One chain (key rows, decryption) for the whole list, not one per address.
+    let chain = state
+        .vendors()
+        .chain(caller.account_id, Family::Verifier)
+        .await?;
     let actor = Actor::from(&caller);
     let results = in_chunks(body.emails, BULK_VERIFY_CHUNK, "email", |email| {
-        let state = &state;
-        let actor = &actor;
+        let (state, actor, chain) = (&state, &actor, &chain);
         async move {
             let email = normalize_email(&email)?;
-            state.vendors().verify(actor, &email, "manual").await
+            state
+                .vendors()
+                .verify_on(chain, actor, &email, "manual")
+                .await
         }
     })
     .await;
@@ -361,23 +360,19 @@ async fn enrich_bulk(
     Json(body): Json<EnrichBulkRequest>,
 ) -> ApiResult<Json<BulkResults>> {
     check_bulk(body.domains.len(), BULK_ENRICH_MAX, "domains")?;
-    if keys::list(&state, caller.account_id, Family::Enricher)
-        .await?
-        .iter()
-        .all(|k| !k.is_active)
-    {
-        return Err(ApiError::bad_request("No contact enricher keys configured"));
-    }
+    let chain = state
+        .vendors()
+        .chain(caller.account_id, Family::Enricher)
+        .await?;
     let actor = Actor::from(&caller);
     let force = body.force_refresh;
     let results = in_chunks(body.domains, BULK_ENRICH_CHUNK, "domain", |domain| {
-        let state = &state;
-        let actor = &actor;
+        let (state, actor, chain) = (&state, &actor, &chain);
         async move {
             let domain = normalize_domain(&domain)?;
             state
                 .vendors()
-                .enrich(actor, &domain, force, "manual")
+                .enrich_on(chain, actor, &domain, force, "manual")
                 .await
         }
     })

@@ -102,10 +102,30 @@ pub fn normalize_domain(input: &str) -> ApiResult<String> {
     }
 }
 
+/// An account's active keys of one family, decrypted, in chain order. Load
+/// it once with [`Vendors::chain`] and reuse it for every item of a bulk call.
+pub struct Chain {
+    keys: Vec<LiveKey>,
+}
+
 impl Vendors<'_> {
+    /// The account's chain for `family`; 400 with the family's "no key" text
+    /// when it has no active key whose vendor plugin is loaded.
+    pub async fn chain(&self, account_id: i64, family: Family) -> ApiResult<Chain> {
+        let keys = self.live_keys(account_id, family).await?;
+        if keys.is_empty() {
+            return Err(ApiError::bad_request(match family {
+                Family::Ai => NO_AI_KEY,
+                Family::Verifier => "No email verifier keys configured",
+                Family::Enricher => "No contact enricher keys configured",
+            }));
+        }
+        Ok(Chain { keys })
+    }
+
     /// Active keys of the family in chain order, decrypted. Keys whose vendor
     /// plugin is not loaded are skipped with a warning.
-    async fn chain(&self, account_id: i64, family: Family) -> ApiResult<Vec<LiveKey>> {
+    async fn live_keys(&self, account_id: i64, family: Family) -> ApiResult<Vec<LiveKey>> {
         let providers = catalogue::providers(self.state, family);
         let mut live = Vec::new();
         for row in store::list_keys(&self.state.db, account_id, family).await? {
@@ -205,10 +225,7 @@ impl Vendors<'_> {
         action_type: &str,
         request: CompletionRequest,
     ) -> ApiResult<AiCompletion> {
-        let keys = self.chain(actor.account_id, Family::Ai).await?;
-        if keys.is_empty() {
-            return Err(ApiError::bad_request(NO_AI_KEY));
-        }
+        let keys = self.chain(actor.account_id, Family::Ai).await?.keys;
         let (completion, i) = self
             .run(
                 actor,
@@ -269,10 +286,19 @@ impl Vendors<'_> {
 
     /// Verifies one address (already normalised), from the cache when fresh.
     pub async fn verify(&self, actor: &Actor, email: &str, action_type: &str) -> ApiResult<Value> {
-        let keys = self.chain(actor.account_id, Family::Verifier).await?;
-        if keys.is_empty() {
-            return Err(ApiError::bad_request("No email verifier keys configured"));
-        }
+        let chain = self.chain(actor.account_id, Family::Verifier).await?;
+        self.verify_on(&chain, actor, email, action_type).await
+    }
+
+    /// [`Vendors::verify`] on a chain the caller already loaded.
+    pub async fn verify_on(
+        &self,
+        chain: &Chain,
+        actor: &Actor,
+        email: &str,
+        action_type: &str,
+    ) -> ApiResult<Value> {
+        let keys = &chain.keys;
         let now = self.state.clock.now_ms();
         if let Some(hit) = store::cache_get(
             &self.state.db,
@@ -309,7 +335,7 @@ impl Vendors<'_> {
                 actor,
                 Family::Verifier,
                 action_type,
-                &keys,
+                keys,
                 |i| {
                     let k = &keys[i];
                     let base = base_url(self.state, &k.provider.provider, None);
@@ -349,10 +375,21 @@ impl Vendors<'_> {
         force_refresh: bool,
         action_type: &str,
     ) -> ApiResult<Value> {
-        let keys = self.chain(actor.account_id, Family::Enricher).await?;
-        if keys.is_empty() {
-            return Err(ApiError::bad_request("No contact enricher keys configured"));
-        }
+        let chain = self.chain(actor.account_id, Family::Enricher).await?;
+        self.enrich_on(&chain, actor, domain, force_refresh, action_type)
+            .await
+    }
+
+    /// [`Vendors::enrich`] on a chain the caller already loaded.
+    pub async fn enrich_on(
+        &self,
+        chain: &Chain,
+        actor: &Actor,
+        domain: &str,
+        force_refresh: bool,
+        action_type: &str,
+    ) -> ApiResult<Value> {
+        let keys = &chain.keys;
         let now = self.state.clock.now_ms();
         if !force_refresh && let Some(hit) = self.cached_enrichment(actor, domain).await? {
             let provider = hit["provider"].as_str().unwrap_or_default().to_string();
@@ -374,7 +411,7 @@ impl Vendors<'_> {
                 actor,
                 Family::Enricher,
                 action_type,
-                &keys,
+                keys,
                 |i| {
                     let k = &keys[i];
                     let base = base_url(self.state, &k.provider.provider, None);
