@@ -13,6 +13,9 @@ quick=false
 
 step() { printf '\n==> %s\n' "$*"; }
 
+step "Rust toolchain and the wasm32-wasip2 target"
+tests/support/toolchain.sh
+
 step "PostgreSQL"
 tests/support/postgres.sh
 
@@ -36,7 +39,10 @@ cargo test --manifest-path plugins/Cargo.toml --workspace --exclude hostile --ex
 
 if ! $quick; then
     step "Tests on PostgreSQL"
-    OUTREACH_TEST_BACKEND=postgres cargo test -p outreach -p outreach-e2e
+    # Every crate that touches the database: the core, the area crates, the
+    # server assembly and the end-to-end tests.
+    OUTREACH_TEST_BACKEND=postgres cargo test -p outreach-core -p outreach-vendors \
+        -p outreach-outbound -p outreach-leads -p outreach-automation -p outreach -p outreach-e2e
 
     if [ -x tests/schemathesis/run.sh ]; then
         step "schemathesis against /openapi.json"

@@ -52,6 +52,7 @@ fn main() {
         Some(d) => PathBuf::from(d).join("guest-wasm"),
         None => out.ancestors().nth(4).unwrap_or(&out).join("guest-wasm"),
     };
+    ensure_wasm_target();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     // Run from the guest workspace so its .cargo/config.toml applies.
@@ -122,6 +123,42 @@ fn main() {
             test_dir.join(format!("{name}.toml")),
         )
         .unwrap();
+    }
+}
+
+/// Adds the wasm32-wasip2 standard library through rustup when the active
+/// toolchain lacks it. rustup installs the targets of `rust-toolchain.toml`
+/// only when it installs the toolchain itself, so a machine that already had
+/// 1.95.0 (or links it to stable) would otherwise fail with "can't find crate
+/// for std". Without rustup we leave the error to the nested build.
+fn ensure_wasm_target() {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let sysroot = Command::new(&rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
+    let Some(sysroot) = sysroot else { return };
+    if sysroot.join("lib/rustlib/wasm32-wasip2/lib").is_dir() {
+        return;
+    }
+    println!(
+        "cargo:warning=the wasm32-wasip2 target is missing from {}; installing it with `rustup target add wasm32-wasip2`",
+        sysroot.display()
+    );
+    let mut rustup = Command::new("rustup");
+    rustup.args(["target", "add", "wasm32-wasip2"]);
+    // Cargo run through rustup names the active toolchain; add the target to that one.
+    if let Ok(toolchain) = std::env::var("RUSTUP_TOOLCHAIN") {
+        rustup.args(["--toolchain", &toolchain]);
+    }
+    match rustup.status() {
+        Ok(s) if s.success() => {}
+        Ok(s) => println!("cargo:warning=`rustup target add wasm32-wasip2` failed ({s})"),
+        Err(e) => println!(
+            "cargo:warning=could not run rustup ({e}); install the wasm32-wasip2 target by hand"
+        ),
     }
 }
 

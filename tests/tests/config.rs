@@ -21,6 +21,10 @@ fn print_default_is_valid_toml_with_every_setting() {
         "max_body_bytes",
         "log",
         "smtp",
+        "outbound_allow_cidrs",
+        "unsafe_outbound_allow_loopback",
+        "unsafe_plugins_allow_loopback",
+        "vendor_base_urls",
     ] {
         assert!(parsed.contains_key(key), "{key} missing from print-default");
     }

@@ -1,19 +1,21 @@
-//! Outreach: a self-hostable B2B lead-intelligence and outbound-email
-//! platform. See ARCHITECTURE.md for the map of this crate.
+//! `outreach`, the binary: the command line, the assembly of every area
+//! crate's routes and services, and the start-up of the server and its
+//! workers. It holds no area logic; see ARCHITECTURE.md for the crate graph.
 
-pub mod accounts;
-pub mod api_keys;
-pub mod auth;
+use outreach_core::Area;
+
 pub mod cli;
-pub mod config;
-pub mod error;
-pub mod http;
-pub mod platform;
 pub mod server;
-pub mod state;
-pub mod store;
-pub mod usage;
-pub mod vendor_keys;
 
 #[cfg(test)]
-pub mod testing;
+mod tests;
+
+/// Every area of the product, in the order their routers are merged. A new
+/// area crate adds its `area()` here (ARCHITECTURE.md, "Adding an area").
+pub const AREAS: [Area; 5] = [
+    outreach_core::AREA,
+    outreach_vendors::AREA,
+    outreach_outbound::AREA,
+    outreach_leads::AREA,
+    outreach_automation::AREA,
+];

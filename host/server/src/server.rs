@@ -10,13 +10,13 @@ use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use outreach_plugin_runtime::PluginRuntime;
 use tokio::net::TcpListener;
 
-use crate::accounts::plans::Plan;
-use crate::accounts::service::create_account;
-use crate::accounts::store::claim_setting;
-use crate::config::Config;
-use crate::http::app::router;
-use crate::platform::clock::SystemClock;
-use crate::state::AppState;
+use outreach_core::accounts::plans::Plan;
+use outreach_core::accounts::service::create_account;
+use outreach_core::accounts::store::claim_setting;
+use outreach_core::config::Config;
+use outreach_core::http::app::router;
+use outreach_core::platform::clock::SystemClock;
+use outreach_core::state::AppState;
 
 pub const BOOTSTRAP_ADMIN_EMAIL: &str = "admin@outreach.local";
 
@@ -24,7 +24,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let metrics = PrometheusBuilder::new()
         .install_recorder()
         .context("installing the metrics recorder")?;
-    let state = AppState::build(config, Arc::new(SystemClock)).await?;
+    let state = AppState::build(config, Arc::new(SystemClock), &crate::AREAS).await?;
     bootstrap_admin(&state).await?;
 
     let metrics_listener = TcpListener::bind(state.config.metrics_listen)
@@ -46,10 +46,10 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let addr = listener.local_addr()?;
     // Scripts and the end-to-end tests read this line to find a port-0 listener.
     println!("listening on http://{addr}");
-    tracing::info!(%addr, database = %crate::store::redact_url(&state.config.database_url()), "serving");
+    tracing::info!(%addr, database = %outreach_core::store::redact_url(&state.config.database_url()), "serving");
 
     tokio::spawn(housekeeping(state.clone()));
-    let app = router(state.clone());
+    let app = router(state.clone(), &crate::AREAS);
     axum::serve(
         listener,
         app.into_make_service_with_connect_info::<SocketAddr>(),
@@ -138,8 +138,9 @@ async fn housekeeping(state: AppState) {
 
 /// One pass of [`housekeeping`]: `(cache rows, reset tokens)` removed.
 pub async fn prune(state: &AppState) -> anyhow::Result<(u64, u64)> {
-    let cache = crate::vendor_keys::store::prune_cache(&state.db, state.clock.now_ms()).await?;
-    let tokens = crate::auth::service::prune_reset_tokens(state)
+    let cache =
+        outreach_vendors::vendor_keys::store::prune_cache(&state.db, state.clock.now_ms()).await?;
+    let tokens = outreach_core::auth::service::prune_reset_tokens(state)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok((cache, tokens))

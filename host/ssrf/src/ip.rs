@@ -153,7 +153,34 @@ fn classify_v4(ip: Ipv4Addr, allow_loopback: bool) -> Option<&'static str> {
 }
 
 /// Returns the full reason `ip` is blocked under `policy`, or `None` if allowed.
+/// The operator's allowlist opens any denied address but a metadata endpoint.
 pub(crate) fn blocked_reason(ip: IpAddr, policy: &GuardPolicy) -> Option<String> {
+    let reason = denied_reason(ip, policy)?;
+    let canonical = ip.to_canonical();
+    let listed = policy
+        .allow_nets
+        .iter()
+        .any(|net| net.contains(&ip) || net.contains(&canonical));
+    if listed && !is_metadata(canonical) {
+        return None;
+    }
+    Some(reason)
+}
+
+/// Whether `ip` is one of the cloud metadata endpoints of the deny lists.
+fn is_metadata(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => V4_BLOCKED
+            .iter()
+            .any(|(net, what)| *what == METADATA && net.contains(&v4)),
+        IpAddr::V6(v6) => V6_BLOCKED
+            .iter()
+            .any(|(net, what)| *what == METADATA && net.contains(&v6)),
+    }
+}
+
+/// The deny lists alone, before the operator's allowlist.
+fn denied_reason(ip: IpAddr, policy: &GuardPolicy) -> Option<String> {
     match ip {
         IpAddr::V4(v4) => {
             classify_v4(v4, policy.allow_loopback).map(|what| format!("{ip} is {what}"))

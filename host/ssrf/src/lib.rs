@@ -20,10 +20,12 @@
 
 mod client;
 mod ip;
+mod outbound;
 mod resolver;
 
 pub use client::{ClientOptions, GuardedClient, GuardedRequest, GuardedResponse};
 pub use ip::{check_ip, check_url};
+pub use outbound::{connect_checked, resolve_checked};
 pub use reqwest::Method;
 pub use resolver::GuardedResolver;
 pub use url::Url;
@@ -40,6 +42,11 @@ pub struct GuardPolicy {
     /// endpoints and NAT64/6to4 encodings of loopback stay blocked. Never set it
     /// from configuration in production.
     pub allow_loopback: bool,
+    /// The operator's allowlist: networks that may be reached although the
+    /// deny lists cover them (a self-hosted mail server or LLM gateway on a
+    /// private network). Cloud metadata endpoints stay refused whatever is
+    /// listed, because reaching them hands out the host's credentials.
+    pub allow_nets: Vec<ipnet::IpNet>,
 }
 
 impl GuardPolicy {
@@ -48,6 +55,7 @@ impl GuardPolicy {
         Self {
             allowed_schemes: vec!["http".to_owned(), "https".to_owned()],
             allow_loopback: false,
+            allow_nets: Vec::new(),
         }
     }
 

@@ -4,10 +4,10 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 
 use super::{cli_err, print_json};
-use crate::accounts::plans::Plan;
-use crate::accounts::reseller::{self, ClientUpdate, NewClient};
-use crate::accounts::service;
-use crate::state::AppState;
+use outreach_core::accounts::plans::Plan;
+use outreach_core::accounts::reseller::{self, ClientUpdate, NewClient};
+use outreach_core::accounts::service;
+use outreach_core::state::AppState;
 
 fn parse_plan(s: &str) -> Result<Plan, String> {
     Plan::parse(s).ok_or_else(|| "plan must be free, starter, pro or enterprise".to_string())

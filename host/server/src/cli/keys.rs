@@ -4,8 +4,8 @@ use clap::Subcommand;
 use serde_json::json;
 
 use super::{cli_err, print_json};
-use crate::api_keys::NewKey;
-use crate::state::AppState;
+use outreach_core::api_keys::NewKey;
+use outreach_core::state::AppState;
 
 #[derive(Debug, Subcommand)]
 pub enum KeysCommand {

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
-use crate::config::{Config, DEFAULT_TOML};
-use crate::platform::clock::SystemClock;
-use crate::state::{AppState, Plugins};
+use outreach_core::config::{Config, DEFAULT_TOML};
+use outreach_core::platform::clock::SystemClock;
+use outreach_core::state::{AppState, Plugins};
 
 mod accounts;
 mod keys;
@@ -96,8 +96,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Command::Serve => crate::server::serve(config).await,
             Command::Migrate => {
                 // Building the state connects and migrates.
-                let state =
-                    AppState::build_with(config, Arc::new(SystemClock), Plugins::None).await?;
+                let state = AppState::build_with(
+                    config,
+                    Arc::new(SystemClock),
+                    Plugins::None,
+                    &crate::AREAS,
+                )
+                .await?;
                 println!("migrations applied ({:?})", state.db.backend);
                 Ok(())
             }
@@ -112,11 +117,11 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 
 /// State for account, key and reseller commands, which call no plugin.
 async fn state(config: Config) -> anyhow::Result<AppState> {
-    AppState::build_with(config, Arc::new(SystemClock), Plugins::None).await
+    AppState::build_with(config, Arc::new(SystemClock), Plugins::None, &crate::AREAS).await
 }
 
 /// Turns an API error into a CLI error with its detail text.
-fn cli_err(e: crate::error::ApiError) -> anyhow::Error {
+fn cli_err(e: outreach_core::error::ApiError) -> anyhow::Error {
     anyhow::anyhow!("{e}")
 }
 

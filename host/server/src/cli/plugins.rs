@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
-use crate::config::Config;
+use outreach_core::config::Config;
 
 #[derive(Debug, Subcommand)]
 pub enum PluginsCommand {
@@ -27,7 +27,7 @@ pub async fn run(config: Config, cmd: PluginsCommand) -> anyhow::Result<()> {
             let (plugins, live) = match live_list(&config).await {
                 Some(p) => (p, true),
                 None => {
-                    let rt = crate::state::start_plugins(&config, None).await?;
+                    let rt = outreach_core::state::start_plugins(&config, None).await?;
                     let list = rt.list();
                     (serde_json::to_value(list)?, false)
                 }
@@ -75,7 +75,7 @@ pub async fn run(config: Config, cmd: PluginsCommand) -> anyhow::Result<()> {
             }
         }
         PluginsCommand::Inspect { file } => {
-            let rt = crate::state::start_plugins(&config, None).await?;
+            let rt = outreach_core::state::start_plugins(&config, None).await?;
             let report = rt
                 .inspect(&file)
                 .await
@@ -83,7 +83,7 @@ pub async fn run(config: Config, cmd: PluginsCommand) -> anyhow::Result<()> {
             println!("{}", serde_json::to_string_pretty(&report)?);
         }
         PluginsCommand::Validate { dir } => {
-            let rt = crate::state::start_plugins(&config, None).await?;
+            let rt = outreach_core::state::start_plugins(&config, None).await?;
             let reports = rt.validate_dir(&dir).await;
             let mut bad = 0;
             for r in &reports {

@@ -7,9 +7,9 @@ use utoipa::ToSchema;
 
 use super::catalogue::{self, Family, Provider};
 use super::store::{self, KeyRow, NewKeyRow, key_aad};
-use crate::error::{ApiError, ApiResult};
-use crate::platform::clock::iso;
-use crate::state::AppState;
+use outreach_core::error::{ApiError, ApiResult};
+use outreach_core::platform::clock::iso;
+use outreach_core::state::AppState;
 
 /// spec/3 "Vendor key": never the key itself.
 #[derive(Debug, Clone, Serialize, ToSchema)]

@@ -20,9 +20,10 @@ use tower::ServiceExt;
 
 use crate::accounts::plans::Plan;
 use crate::accounts::service::create_account;
+use crate::area::Area;
 use crate::config::Config;
 use crate::platform::clock::ManualClock;
-use crate::state::AppState;
+use crate::state::{AppState, Plugins};
 
 pub struct TestApp {
     pub state: AppState,
@@ -81,13 +82,21 @@ pub async fn fresh_postgres_database() -> (String, String) {
 }
 
 impl TestApp {
+    /// The core areas only (accounts, keys, sign-in, usage).
     pub async fn new() -> TestApp {
         TestApp::with(|_| {}).await
     }
 
-    /// A test app whose configuration `adjust` may change first (vendor base
-    /// URLs pointing at a stub, for example). Plugins may reach loopback.
+    /// The core areas, with a configuration `adjust` may change first.
     pub async fn with(adjust: impl FnOnce(&mut Config)) -> TestApp {
+        TestApp::with_areas(&[], adjust).await
+    }
+
+    /// The core areas plus `areas` (an area crate passes its own, the server
+    /// its whole `AREAS` list), with a
+    /// configuration `adjust` may change first (vendor base URLs pointing at
+    /// a stub, for example). Outbound connections may reach loopback.
+    pub async fn with_areas(areas: &[Area], adjust: impl FnOnce(&mut Config)) -> TestApp {
         let _ = tracing_subscriber::fmt()
             .with_test_writer()
             .with_env_filter(std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
@@ -98,7 +107,7 @@ impl TestApp {
             usage_flush_interval_ms: 20,
             ..Config::default()
         };
-        config.unsafe_plugins_allow_loopback = true;
+        config.unsafe_outbound_allow_loopback = true;
         config.offer_example_vendors = true;
         adjust(&mut config);
         let postgres = if use_postgres() {
@@ -113,8 +122,16 @@ impl TestApp {
                 .with_ymd_and_hms(2026, 11, 21, 12, 0, 0)
                 .unwrap(),
         );
-        let state = AppState::build(config, clock.clone()).await.unwrap();
-        let router = crate::http::app::router(state.clone());
+        // The core area always; callers may pass a full list that has it.
+        let mut all = vec![crate::AREA];
+        all.extend(areas.iter().filter(|a| a.name != crate::AREA.name));
+        // Precompiled components are keyed by content and engine hash, so
+        // every test shares one cache across its temporary data dirs.
+        let cache = std::env::temp_dir().join("outreach-test-plugin-cache");
+        let state = AppState::build_with(config, clock.clone(), Plugins::LoadCachedIn(cache), &all)
+            .await
+            .unwrap();
+        let router = crate::http::app::router(state.clone(), &all);
         TestApp {
             state,
             router,

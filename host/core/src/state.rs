@@ -1,13 +1,15 @@
 //! The application state every handler, service and worker receives.
 
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use ipnet::IpNet;
 
-use outreach_plugin_runtime::{GuardPolicy, PluginRuntime, RuntimeConfig};
+use outreach_plugin_runtime::{PluginRuntime, RuntimeConfig};
 
 use crate::api_keys::ApiKeyService;
+use crate::area::Area;
 use crate::auth::jwt::JwtKeys;
 use crate::config::Config;
 use crate::error::{ApiError, ApiResult};
@@ -46,6 +48,10 @@ impl std::ops::Deref for AppState {
     }
 }
 
+/// Services that area crates add to the state, by type (see
+/// [`AppState::ext`]). The core does not know their types.
+pub type Extensions = axum::http::Extensions;
+
 /// What every handler, service and worker shares.
 pub struct Shared {
     pub config: Arc<Config>,
@@ -62,6 +68,12 @@ pub struct Shared {
     pub jwt: Arc<JwtKeys>,
     /// The wasm plugin runtime (vendor adapters, workflow actions, template packs).
     pub plugins: PluginRuntime,
+    /// The address rules for every user-directed outbound connection (HTTP,
+    /// SMTP, IMAP, DNS over TCP): the SSRF guard's policy with the
+    /// operator's CIDR allowlist and the test-only loopback allowance.
+    pub outbound: outreach_ssrf::GuardPolicy,
+    /// Area crates' services, set once while the state is assembled.
+    extensions: OnceLock<Extensions>,
 }
 
 impl std::fmt::Debug for JwtKeys {
@@ -82,8 +94,13 @@ impl std::fmt::Debug for AppState {
 impl AppState {
     /// Connects to the database, applies migrations, loads or generates the
     /// master key and starts the usage writer.
-    pub async fn build(config: Config, clock: SharedClock) -> anyhow::Result<AppState> {
-        AppState::build_with(config, clock, Plugins::Load).await
+    /// `areas` add their services as typed extensions.
+    pub async fn build(
+        config: Config,
+        clock: SharedClock,
+        areas: &[Area],
+    ) -> anyhow::Result<AppState> {
+        AppState::build_with(config, clock, Plugins::Load, areas).await
     }
 
     /// Like [`AppState::build`]; `plugins` says whether to load the plugin
@@ -93,6 +110,7 @@ impl AppState {
         config: Config,
         clock: SharedClock,
         plugins: Plugins,
+        areas: &[Area],
     ) -> anyhow::Result<AppState> {
         std::fs::create_dir_all(&config.data_dir)?;
         let db = Db::connect(&config.database_url()).await?;
@@ -103,8 +121,15 @@ impl AppState {
             &config.data_dir,
         )?;
         let jwt = JwtKeys::new(&secrets.derive("dashboard-jwt"));
+        let outbound = crate::platform::outbound::policy(&config)?;
         let plugins = match plugins {
-            Plugins::Load => start_plugins(&config, Some(Duration::from_secs(2))).await?,
+            Plugins::Load => {
+                let cache = default_plugin_cache(&config);
+                start_plugins_with(&config, &outbound, Some(Duration::from_secs(2)), cache).await?
+            }
+            Plugins::LoadCachedIn(cache) => {
+                start_plugins_with(&config, &outbound, Some(Duration::from_secs(2)), cache).await?
+            }
             Plugins::None => PluginRuntime::new(RuntimeConfig {
                 load_first_party: false,
                 watch_interval: None,
@@ -114,7 +139,7 @@ impl AppState {
             .map_err(|e| anyhow::anyhow!("starting the plugin runtime: {e}"))?,
         };
         let minute = Duration::from_secs(60);
-        Ok(AppState(Arc::new(Shared {
+        let state = AppState(Arc::new(Shared {
             db: db.clone(),
             jobs: JobQueue::new(db.clone(), clock.clone()),
             mailer: Mailer::new(&config.smtp)?,
@@ -136,9 +161,32 @@ impl AppState {
             secrets: Arc::new(secrets),
             jwt: Arc::new(jwt),
             plugins,
+            outbound,
+            extensions: OnceLock::new(),
             config: Arc::new(config),
             clock,
-        })))
+        }));
+        let mut extensions = Extensions::new();
+        for area in areas {
+            (area.extend)(&state, &mut extensions);
+        }
+        let _ = state.extensions.set(extensions);
+        Ok(state)
+    }
+
+    /// The service of type `T` an area crate added in its
+    /// [`Area::extend`]. Panics when no area added one: that is a wiring
+    /// mistake in the server's area list, not a runtime condition.
+    pub fn ext<T: Clone + Send + Sync + 'static>(&self) -> &T {
+        self.extensions
+            .get()
+            .and_then(|e| e.get::<T>())
+            .unwrap_or_else(|| {
+                panic!(
+                    "no area added a {} to the state (see outreach::AREAS)",
+                    std::any::type_name::<T>()
+                )
+            })
     }
 
     /// The reusable "N per minute" check: `rule` names the limit (for example
@@ -159,44 +207,51 @@ impl AppState {
 }
 
 /// Whether [`AppState::build_with`] loads plugin components.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Plugins {
+    /// Load and watch the plugins folder; precompiled artifacts live in
+    /// `<data_dir>/cache/plugins`.
     Load,
+    /// Load once with precompiled artifacts in the given folder. Artifacts
+    /// are keyed by content and engine hash, so tests share one folder
+    /// across their temporary data dirs.
+    LoadCachedIn(PathBuf),
     None,
 }
 
 /// Starts the plugin runtime: first-party components embedded in the binary,
-/// plus the operator's plugins folder, watched every `watch` when given.
+/// plus the operator's plugins folder, watched every `watch` when given, with
+/// precompiled artifacts in `<data_dir>/cache/plugins`.
 pub async fn start_plugins(
     config: &Config,
     watch: Option<Duration>,
 ) -> anyhow::Result<PluginRuntime> {
+    let outbound = crate::platform::outbound::policy(config)?;
+    start_plugins_with(config, &outbound, watch, default_plugin_cache(config)).await
+}
+
+fn default_plugin_cache(config: &Config) -> PathBuf {
+    config.data_dir.join("cache").join("plugins")
+}
+
+/// [`start_plugins`] with the outbound policy (plugins' HTTP import follows
+/// it) and the artifact cache given.
+async fn start_plugins_with(
+    config: &Config,
+    outbound: &outreach_ssrf::GuardPolicy,
+    watch: Option<Duration>,
+    cache_dir: PathBuf,
+) -> anyhow::Result<PluginRuntime> {
     let plugins_dir = config.plugins_dir();
     std::fs::create_dir_all(&plugins_dir)?;
-    let guard_policy = if config.unsafe_plugins_allow_loopback {
-        tracing::warn!("plugins may reach loopback addresses (unsafe_plugins_allow_loopback)");
-        GuardPolicy::allow_loopback_for_tests()
-    } else {
-        GuardPolicy::strict()
-    };
     let runtime = PluginRuntime::new(RuntimeConfig {
         plugins_dir: Some(plugins_dir),
-        cache_dir: Some(plugin_cache_dir(config)),
-        guard_policy,
+        cache_dir: Some(cache_dir),
+        guard_policy: outbound.clone(),
         watch_interval: watch,
         ..RuntimeConfig::default()
     })
     .await
     .map_err(|e| anyhow::anyhow!("starting the plugin runtime: {e}"))?;
     Ok(runtime)
-}
-
-/// Precompiled components are cached by content and engine hash, so the
-/// cache can be shared; tests share one across their temporary data dirs.
-fn plugin_cache_dir(config: &Config) -> std::path::PathBuf {
-    if cfg!(test) {
-        std::env::temp_dir().join("outreach-test-plugin-cache")
-    } else {
-        config.data_dir.join("cache").join("plugins")
-    }
 }

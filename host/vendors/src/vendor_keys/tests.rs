@@ -1,20 +1,21 @@
 //! Vendor keys through the router, with the real plugin components in the
 //! real host talking to a local stub in the vendors' shapes.
 
+use crate::vendor_keys::service::VendorsExt;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::accounts::plans::Plan;
-use crate::testing::TestApp;
-use crate::testing::stub::{Canned, Stub};
+use outreach_core::accounts::plans::Plan;
+use outreach_core::testing::TestApp;
+use outreach_core::testing::stub::{Canned, Stub};
 
 /// A test app whose example vendors point at `stub` under `/ev` and `/ee`,
 /// and the compatible LLM kind at `/llm` (through the key's endpoint_url).
 async fn app_with_stub() -> (TestApp, Stub) {
     let stub = Stub::start().await;
     let (ev, ee) = (stub.url("/ev"), stub.url("/ee"));
-    let app = TestApp::with(move |c| {
+    let app = TestApp::with_areas(&[crate::AREA], move |c| {
         c.vendor_base_urls.insert("example-verifier".into(), ev);
         c.vendor_base_urls.insert("example-enricher".into(), ee);
     })
@@ -761,7 +762,7 @@ async fn ai_keys_for_the_compatible_kind_and_the_shared_completion_service() {
 async fn fallback_chain_moves_on_only_after_transient_failures() {
     let stub = Stub::start().await;
     let (mv, bo, nb) = (stub.url("/mv"), stub.url("/bo"), stub.url("/nb"));
-    let app = TestApp::with(move |c| {
+    let app = TestApp::with_areas(&[crate::AREA], move |c| {
         c.vendor_base_urls.insert("millionverifier".into(), mv);
         c.vendor_base_urls.insert("bouncer".into(), bo);
         c.vendor_base_urls.insert("neverbounce".into(), nb);
@@ -879,7 +880,7 @@ async fn fallback_chain_moves_on_only_after_transient_failures() {
 async fn an_enricher_not_found_is_a_404_and_never_cached() {
     let stub = Stub::start().await;
     let hunter = stub.url("/hunter");
-    let app = TestApp::with(move |c| {
+    let app = TestApp::with_areas(&[crate::AREA], move |c| {
         c.vendor_base_urls.insert("hunter".into(), hunter);
     })
     .await;
@@ -935,7 +936,7 @@ async fn an_enricher_not_found_is_a_404_and_never_cached() {
 /// SDK examples are loaded but not offered to customers by default.
 #[tokio::test]
 async fn example_vendors_are_not_offered_unless_configured() {
-    let app = TestApp::with(|c| c.offer_example_vendors = false).await;
+    let app = TestApp::with_areas(&[crate::AREA], |c| c.offer_example_vendors = false).await;
     let r = app
         .call("GET", "/v1/email-verifiers/known-providers", None, None)
         .await;
@@ -980,8 +981,8 @@ async fn example_vendors_are_not_offered_unless_configured() {
 /// Expired cache rows are removed by the housekeeping pass; fresh ones stay.
 #[tokio::test]
 async fn housekeeping_prunes_expired_cache_rows_only() {
-    use crate::platform::clock::Clock;
-    let app = TestApp::new().await;
+    use outreach_core::platform::clock::Clock;
+    let app = TestApp::with_areas(&[crate::AREA], |_| {}).await;
     let acct = app.account(Plan::Pro).await;
     for (subject, ttl_ms) in [("old.com", 1_000), ("fresh.com", 86_400_000)] {
         super::store::cache_put(
@@ -1001,7 +1002,9 @@ async fn housekeeping_prunes_expired_cache_rows_only() {
         .unwrap();
     }
     app.clock.advance(Duration::from_secs(60));
-    let (cache, _) = crate::server::prune(&app.state).await.unwrap();
+    let cache = super::store::prune_cache(&app.state.db, app.clock.now_ms())
+        .await
+        .unwrap();
     assert_eq!(cache, 1);
     let left: Vec<String> = sqlx::query_scalar("SELECT subject FROM vendor_cache")
         .fetch_all(&app.state.db.pool)

@@ -4,7 +4,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::catalogue::Family;
-use crate::store::Db;
+use outreach_core::store::Db;
 
 #[derive(Debug, Clone)]
 pub struct KeyRow {

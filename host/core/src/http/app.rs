@@ -1,5 +1,7 @@
-//! Router assembly: every area's routes, the API-key layer on `/v1`, the
-//! error-shape and tracing layers, the OpenAPI document and health checks.
+//! Router plumbing: the routes of the areas the server lists, the API-key
+//! layer on `/v1`, the error-shape and tracing layers, the OpenAPI document
+//! and health checks. The server passes its area list (`outreach::AREAS`);
+//! tests pass the areas they exercise.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -18,31 +20,32 @@ use utoipa_axum::routes;
 use super::auth::require_api_key;
 use super::errors::{json_errors, not_found};
 use super::openapi::{BaseDoc, complete_responses};
+use crate::area::Area;
 use crate::error::ErrorBody;
 use crate::state::AppState;
 
-/// Routes that need an API key. Each area adds its router here.
-fn v1_routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .merge(crate::accounts::routes::router())
-        .merge(crate::usage::routes::router())
-        .merge(crate::vendor_keys::routes::router())
+/// Routes that need an API key: every area's `v1` router.
+fn v1_routes(areas: &[Area]) -> OpenApiRouter<AppState> {
+    areas.iter().fold(OpenApiRouter::new(), |router, area| {
+        router.merge((area.v1)())
+    })
 }
 
-/// Routes without an API key: health, dashboard sign-in, and the public
-/// endpoints of later areas (known-providers, incoming webhooks...).
-fn public_routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
+/// Routes without an API key: health, then every area's public router
+/// (dashboard sign-in, known-providers, incoming webhooks...).
+fn public_routes(areas: &[Area]) -> OpenApiRouter<AppState> {
+    let health = OpenApiRouter::new()
         .routes(routes!(healthz))
-        .routes(routes!(readyz))
-        .merge(crate::auth::routes::router())
-        .merge(crate::vendor_keys::routes::public_router())
+        .routes(routes!(readyz));
+    areas
+        .iter()
+        .fold(health, |router, area| router.merge((area.public)()))
 }
 
 /// The OpenAPI document of every route, as served at `/openapi.json`.
-pub fn openapi() -> serde_json::Value {
-    let (_, v1) = v1_routes().split_for_parts();
-    let (_, public) = public_routes().split_for_parts();
+pub fn openapi(areas: &[Area]) -> serde_json::Value {
+    let (_, v1) = v1_routes(areas).split_for_parts();
+    let (_, public) = public_routes(areas).split_for_parts();
     document(v1, public)
 }
 
@@ -55,9 +58,10 @@ fn document(v1: utoipa::openapi::OpenApi, public: utoipa::openapi::OpenApi) -> s
     json
 }
 
-pub fn router(state: AppState) -> Router {
-    let (v1, v1_doc) = v1_routes().split_for_parts();
-    let (public, public_doc) = public_routes().split_for_parts();
+/// The whole HTTP application over `areas`.
+pub fn router(state: AppState, areas: &[Area]) -> Router {
+    let (v1, v1_doc) = v1_routes(areas).split_for_parts();
+    let (public, public_doc) = public_routes(areas).split_for_parts();
     let doc_json: Arc<[u8]> = serde_json::to_vec(&document(v1_doc, public_doc))
         .expect("OpenAPI serialises")
         .into();

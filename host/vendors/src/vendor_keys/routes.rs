@@ -3,6 +3,7 @@
 //! handlers per family with their own paths and OpenAPI operation ids; the
 //! family-specific calls (verify, enrich, cache) follow.
 
+use crate::vendor_keys::service::VendorsExt;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
@@ -15,11 +16,11 @@ use super::catalogue::{self, Family, Provider};
 use super::keys::{self, CreateKey, KeyWithValidation, UpdateKey, VendorKey};
 use super::service::{Actor, normalize_domain};
 use super::usage::{self, UsageReport};
-use crate::accounts::service::normalize_email;
-use crate::error::{ApiError, ApiResult, ErrorBody};
-use crate::http::auth::Caller;
-use crate::http::extract::{Json, Path, Query};
-use crate::state::AppState;
+use outreach_core::accounts::service::normalize_email;
+use outreach_core::error::{ApiError, ApiResult, ErrorBody};
+use outreach_core::http::auth::Caller;
+use outreach_core::http::extract::{Json, Path, Query};
+use outreach_core::state::AppState;
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct VendorKeyList {

@@ -5,7 +5,7 @@ use outreach_plugin_runtime::{PluginKind, PluginMetadata};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::state::AppState;
+use outreach_core::state::AppState;
 
 /// The three vendor-key families.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

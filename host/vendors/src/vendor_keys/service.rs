@@ -14,9 +14,9 @@ use serde_json::Value;
 use super::catalogue::{self, Family, Provider};
 use super::keys::base_url;
 use super::store::{self, CachePut, KeyRow, VendorCall, key_aad};
-use crate::error::{ApiError, ApiResult};
-use crate::platform::clock::iso;
-use crate::state::AppState;
+use outreach_core::error::{ApiError, ApiResult};
+use outreach_core::platform::clock::iso;
+use outreach_core::state::AppState;
 
 pub const VERIFICATION_TTL_MS: i64 = 7 * 86_400_000;
 pub const ENRICHMENT_TTL_MS: i64 = 30 * 86_400_000;
@@ -30,8 +30,8 @@ pub struct Actor {
     pub user_key: String,
 }
 
-impl From<&crate::http::auth::Caller> for Actor {
-    fn from(c: &crate::http::auth::Caller) -> Self {
+impl From<&outreach_core::http::auth::Caller> for Actor {
+    fn from(c: &outreach_core::http::auth::Caller) -> Self {
         Actor {
             account_id: c.account_id,
             user_key: c.user_key(),
@@ -58,8 +58,14 @@ pub struct Vendors<'a> {
     state: &'a AppState,
 }
 
-impl AppState {
-    pub fn vendors(&self) -> Vendors<'_> {
+/// `state.vendors()`: the vendor service over the application state. A
+/// trait because `AppState` belongs to the core, which knows no vendors.
+pub trait VendorsExt {
+    fn vendors(&self) -> Vendors<'_>;
+}
+
+impl VendorsExt for AppState {
+    fn vendors(&self) -> Vendors<'_> {
         Vendors { state: self }
     }
 }

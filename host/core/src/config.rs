@@ -47,8 +47,16 @@ pub struct Config {
     /// example a regional endpoint, or a local stub in tests). Without an
     /// entry an adapter talks to its vendor's public API.
     pub vendor_base_urls: std::collections::BTreeMap<String, String>,
-    /// Lets plugins reach loopback addresses. For tests against local stubs
-    /// only; never enable it in production.
+    /// Networks (CIDR) that user-directed outbound connections may reach
+    /// although they are private (a self-hosted mail server or gateway).
+    /// Cloud metadata endpoints stay refused.
+    pub outbound_allow_cidrs: Vec<String>,
+    /// Lets every user-directed outbound connection (webhooks, mail, crawler,
+    /// workflow HTTP, plugins) reach loopback, and nothing else. For tests
+    /// against local peers only; never enable it in production.
+    pub unsafe_outbound_allow_loopback: bool,
+    /// The earlier name of `unsafe_outbound_allow_loopback`, kept as an
+    /// alias: either one set opens loopback for all outbound connections.
     pub unsafe_plugins_allow_loopback: bool,
     /// Offers the SDK example vendors (manifests with `example = true`) as
     /// providers. For tests and plugin development.
@@ -88,6 +96,8 @@ impl Default for Config {
             usage_flush_interval_ms: 1000,
             max_body_bytes: 2 * 1024 * 1024,
             vendor_base_urls: Default::default(),
+            outbound_allow_cidrs: Vec::new(),
+            unsafe_outbound_allow_loopback: false,
             unsafe_plugins_allow_loopback: false,
             offer_example_vendors: false,
             smtp: SmtpConfig {
@@ -176,6 +186,13 @@ impl Config {
                     .insert(vendor.trim().to_string(), url.trim().to_string());
             }
         }
+        if let Some(v) = get("OUTREACH_OUTBOUND_ALLOW_CIDRS") {
+            self.outbound_allow_cidrs = list(v);
+        }
+        if let Some(v) = get("OUTREACH_UNSAFE_OUTBOUND_ALLOW_LOOPBACK") {
+            self.unsafe_outbound_allow_loopback =
+                parse("OUTREACH_UNSAFE_OUTBOUND_ALLOW_LOOPBACK", v)?;
+        }
         if let Some(v) = get("OUTREACH_UNSAFE_PLUGINS_ALLOW_LOOPBACK") {
             self.unsafe_plugins_allow_loopback =
                 parse("OUTREACH_UNSAFE_PLUGINS_ALLOW_LOOPBACK", v)?;
@@ -222,7 +239,18 @@ impl Config {
                 .map_err(anyhow::Error::msg)
                 .with_context(|| format!("trusted_proxies entry {proxy}"))?;
         }
+        for net in &self.outbound_allow_cidrs {
+            crate::http::client_ip::parse_net(net)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("outbound_allow_cidrs entry {net}"))?;
+        }
         Ok(())
+    }
+
+    /// Whether user-directed outbound connections may reach loopback (the
+    /// test-only setting or its older alias).
+    pub fn outbound_allows_loopback(&self) -> bool {
+        self.unsafe_outbound_allow_loopback || self.unsafe_plugins_allow_loopback
     }
 
     /// The effective database URL (the embedded SQLite file when unset).
@@ -290,8 +318,19 @@ max_body_bytes = 2097152
 # tracing filter, for example "info" or "outreach=debug,info".
 log = "info"
 
-# Lets plugins reach loopback addresses (local vendor stubs in tests). Never
+# Private networks (CIDR) that user-directed outbound connections may reach:
+# webhooks, send accounts' SMTP and IMAP servers, the crawler, workflow HTTP
+# and plugins. For self-hosted mail servers or gateways on your own network,
+# for example ["10.0.5.0/24"]. Cloud metadata endpoints stay refused.
+outbound_allow_cidrs = []
+
+# TESTS ONLY: lets every user-directed outbound connection reach loopback
+# (127.0.0.0/8, ::1) and nothing else, so tests can use local peers. Never
 # enable in production.
+unsafe_outbound_allow_loopback = false
+
+# The earlier name of unsafe_outbound_allow_loopback (an alias; either one
+# opens loopback for all outbound connections).
 unsafe_plugins_allow_loopback = false
 
 # Offers the SDK example vendors (example-verifier, example-enricher) as

@@ -5,9 +5,9 @@ use utoipa::ToSchema;
 
 use super::catalogue::Family;
 use super::store::{self, LedgerBucket, LedgerGroup};
-use crate::error::{ApiError, ApiResult};
-use crate::platform::clock::{iso, ms_to_datetime};
-use crate::state::AppState;
+use outreach_core::error::{ApiError, ApiResult};
+use outreach_core::platform::clock::{iso, ms_to_datetime};
+use outreach_core::state::AppState;
 
 const DAY_MS: i64 = 86_400_000;
 
