@@ -62,6 +62,15 @@ pub struct Config {
     /// providers. For tests and plugin development.
     pub offer_example_vendors: bool,
     pub smtp: SmtpConfig,
+    /// Raw requests kept per account for recent activity (at least 10);
+    /// older raw rows are deleted, their counts live on in the rollups.
+    pub usage_recent_requests: u64,
+    /// `[limits.<plan>]`: the operator's overrides of plan limits, by the
+    /// spec's names; an integer or `"unlimited"` (see `accounts::limits`).
+    pub limits: std::collections::BTreeMap<
+        String,
+        std::collections::BTreeMap<String, crate::accounts::limits::LimitSetting>,
+    >,
     /// `tracing` filter, e.g. `info` or `outreach=debug`.
     pub log: String,
 }
@@ -105,6 +114,8 @@ impl Default for Config {
                 security: "starttls".into(),
                 ..SmtpConfig::default()
             },
+            usage_recent_requests: 10,
+            limits: Default::default(),
             log: "info".into(),
         }
     }
@@ -218,6 +229,25 @@ impl Config {
         if let Some(v) = get("OUTREACH_SMTP_SECURITY") {
             self.smtp.security = v;
         }
+        if let Some(v) = get("OUTREACH_USAGE_RECENT_REQUESTS") {
+            self.usage_recent_requests = parse("OUTREACH_USAGE_RECENT_REQUESTS", v)?;
+        }
+        // OUTREACH_LIMITS_<PLAN>_<SETTING>, e.g. OUTREACH_LIMITS_PRO_MONTHLY_QUOTA=unlimited.
+        for plan in crate::accounts::Plan::ALL {
+            for key in crate::accounts::limits::SETTINGS {
+                let name = format!("OUTREACH_LIMITS_{}_{}", plan.as_str(), key).to_uppercase();
+                if let Some(v) = get(&name) {
+                    let setting = match v.trim().parse::<i64>() {
+                        Ok(n) => crate::accounts::limits::LimitSetting::Number(n),
+                        Err(_) => crate::accounts::limits::LimitSetting::Text(v.trim().to_string()),
+                    };
+                    self.limits
+                        .entry(plan.as_str().to_string())
+                        .or_default()
+                        .insert(key.to_string(), setting);
+                }
+            }
+        }
         if let Some(v) = get("OUTREACH_LOG") {
             self.log = v;
         }
@@ -239,12 +269,22 @@ impl Config {
                 .map_err(anyhow::Error::msg)
                 .with_context(|| format!("trusted_proxies entry {proxy}"))?;
         }
+        anyhow::ensure!(
+            self.usage_recent_requests >= 10,
+            "usage_recent_requests must be at least 10 (recent activity shows 10)"
+        );
+        self.limits_table()?;
         for net in &self.outbound_allow_cidrs {
             crate::http::client_ip::parse_net(net)
                 .map_err(anyhow::Error::msg)
                 .with_context(|| format!("outbound_allow_cidrs entry {net}"))?;
         }
         Ok(())
+    }
+
+    /// The effective plan limits: spec/1's, overridden by `[limits.<plan>]`.
+    pub fn limits_table(&self) -> anyhow::Result<crate::accounts::LimitsTable> {
+        crate::accounts::LimitsTable::with_overrides(&self.limits).map_err(anyhow::Error::msg)
     }
 
     /// Whether user-directed outbound connections may reach loopback (the
@@ -312,6 +352,11 @@ previous_encryption_keys = []
 # Usage records are written in batches at most this many milliseconds apart.
 usage_flush_interval_ms = 1000
 
+# Raw requests kept per account for recent activity (at least 10). Counts per
+# hour (kept 48 hours), per day (kept 400 days) and billable totals per month
+# (kept for good) are maintained as the requests are recorded.
+usage_recent_requests = 10
+
 # Largest accepted request body, in bytes.
 max_body_bytes = 2097152
 
@@ -341,6 +386,20 @@ offer_example_vendors = false
 # openai = "https://my-gateway.example.com". Without an entry an adapter uses
 # its vendor's public API.
 [vendor_base_urls]
+
+# Plan limits. Each plan's defaults are spec/1's (requests per minute and
+# monthly quota) and the per-area caps; override any of them per plan with an
+# integer or "unlimited". Settings: requests_per_minute, requests_per_day (a
+# daily cap per API key; unset, the minute window bounds the day),
+# monthly_quota, sequences, alerts, audiences, watchlist, webhooks, workflows,
+# saved_connections, api_keys. Environment: OUTREACH_LIMITS_<PLAN>_<SETTING>,
+# for example OUTREACH_LIMITS_PRO_MONTHLY_QUOTA=unlimited. For example:
+#
+# [limits.pro]
+# requests_per_minute = 1000
+# monthly_quota = "unlimited"
+# webhooks = 25
+[limits]
 
 [smtp]
 # SMTP server for dashboard mail (password resets). Empty host: the message is

@@ -19,15 +19,23 @@ use crate::platform::jobs::JobQueue;
 use crate::platform::limiter::{API_BURST, Limiter};
 use crate::platform::mail::Mailer;
 use crate::platform::secrets::Secrets;
-use crate::store::Db;
+use crate::platform::shared_limiter::SharedLimiter;
+use crate::store::{Backend, Db};
 use crate::usage::quota::QuotaCounters;
 use crate::usage::recorder::UsageRecorder;
 
 /// Rate limiters shared by all areas.
 #[derive(Debug)]
 pub struct Limits {
-    /// Per API key per minute, plan-dependent, with the 2x short burst.
+    /// Per API key per minute, plan-dependent, with the 2x short burst
+    /// (in this process; see `shared`).
     pub api: Limiter,
+    /// Per API key per UTC day, when an operator sets `requests_per_day`.
+    pub api_day: Limiter,
+    /// On PostgreSQL, the API key and quota limits are kept in the database
+    /// and shared by every server (`platform::shared_limiter`); `api`,
+    /// `api_day` and the in-process quota counters then go unused.
+    pub shared: Option<SharedLimiter>,
     /// Any "N per minute" rule keyed by user, token or IP (enroll, test-send,
     /// incoming webhooks, sign-in routes...). Keys are namespaced by rule.
     pub per_minute: Limiter,
@@ -72,6 +80,8 @@ pub struct Shared {
     /// SMTP, IMAP, DNS over TCP): the SSRF guard's policy with the
     /// operator's CIDR allowlist and the test-only loopback allowance.
     pub outbound: outreach_ssrf::GuardPolicy,
+    /// The effective plan limits (spec/1 with the operator's overrides).
+    pub limits_table: Arc<crate::accounts::LimitsTable>,
     /// Area crates' services, set once while the state is assembled.
     extensions: OnceLock<Extensions>,
 }
@@ -122,6 +132,7 @@ impl AppState {
         )?;
         let jwt = JwtKeys::new(&secrets.derive("dashboard-jwt"));
         let outbound = crate::platform::outbound::policy(&config)?;
+        let limits_table = Arc::new(config.limits_table()?);
         let plugins = match plugins {
             Plugins::Load => {
                 let cache = default_plugin_cache(&config);
@@ -146,10 +157,17 @@ impl AppState {
             keys: ApiKeyService::new(db.clone(), clock.clone(), &config.key_prefix),
             limits: Arc::new(Limits {
                 api: Limiter::new(minute, Some(API_BURST), clock.clone()),
+                api_day: Limiter::new(Duration::from_secs(86_400), None, clock.clone()),
+                shared: (db.backend == Backend::Postgres)
+                    .then(|| SharedLimiter::new(db.clone(), clock.clone())),
                 per_minute: Limiter::new(minute, None, clock.clone()),
                 per_five_minutes: Limiter::new(Duration::from_secs(300), None, clock.clone()),
             }),
-            usage: UsageRecorder::spawn(db, Duration::from_millis(config.usage_flush_interval_ms)),
+            usage: UsageRecorder::spawn(
+                db.clone(),
+                Duration::from_millis(config.usage_flush_interval_ms),
+                config.usage_recent_requests,
+            ),
             quota: Arc::new(QuotaCounters::default()),
             trusted_proxies: Arc::new(
                 config
@@ -162,6 +180,7 @@ impl AppState {
             jwt: Arc::new(jwt),
             plugins,
             outbound,
+            limits_table,
             extensions: OnceLock::new(),
             config: Arc::new(config),
             clock,
@@ -187,6 +206,11 @@ impl AppState {
                     std::any::type_name::<T>()
                 )
             })
+    }
+
+    /// The effective limits of `plan`.
+    pub fn plan_limits(&self, plan: crate::accounts::Plan) -> &crate::accounts::PlanLimits {
+        self.limits_table.of(plan)
     }
 
     /// The reusable "N per minute" check: `rule` names the limit (for example

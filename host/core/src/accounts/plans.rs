@@ -1,13 +1,15 @@
 //! Plan tiers and the one way every area gates features and counts quotas.
 //!
 //! An area that "needs Starter+" calls [`Caller::require`](crate::http::auth::Caller::require);
-//! an area that creates tracked items calls [`ensure_quota`] with its current
-//! count, and reports `limit`/`remaining` with [`quota_view`]. Both answer in
-//! the exact shape of spec/1 "Errors" (403 and 400).
+//! an area that creates tracked items calls [`ensure_quota`] with the plan's
+//! effective limits (`state.plan_limits(plan)`, see `limits.rs`) and its
+//! current count, and reports `limit`/`remaining` with [`quota_view`]. Both
+//! answer in the exact shape of spec/1 "Errors" (403 and 400).
 
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::limits::PlanLimits;
 use crate::error::{ApiError, ApiResult};
 
 #[derive(
@@ -60,6 +62,7 @@ impl Plan {
 
 /// Items whose number per account is capped by plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(usize)]
 pub enum Quota {
     Sequences,
     Alerts,
@@ -72,6 +75,31 @@ pub enum Quota {
 }
 
 impl Quota {
+    pub const ALL: [Quota; 8] = [
+        Quota::Sequences,
+        Quota::Alerts,
+        Quota::Audiences,
+        Quota::WatchlistEntries,
+        Quota::Webhooks,
+        Quota::Workflows,
+        Quota::SavedConnections,
+        Quota::ApiKeys,
+    ];
+
+    /// The setting's name in `[limits.<plan>]`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Quota::Sequences => "sequences",
+            Quota::Alerts => "alerts",
+            Quota::Audiences => "audiences",
+            Quota::WatchlistEntries => "watchlist",
+            Quota::Webhooks => "webhooks",
+            Quota::Workflows => "workflows",
+            Quota::SavedConnections => "saved_connections",
+            Quota::ApiKeys => "api_keys",
+        }
+    }
+
     fn label(self) -> &'static str {
         match self {
             Quota::Sequences => "sequences",
@@ -85,17 +113,19 @@ impl Quota {
         }
     }
 
-    /// The cap for `plan`; `None` means unlimited. Workflows follow spec/3
-    /// "Limits" and saved connections its 20 per user; the spec leaves the
-    /// other caps unstated, so these figures are ours (ARCHITECTURE.md).
-    pub fn limit(self, plan: Plan) -> Option<u64> {
+    /// The default cap for `plan`; `None` means unlimited. Alerts,
+    /// audiences, watched domains and webhooks follow spec/2 "Limits",
+    /// workflows spec/3 and saved connections its 20 per user; the spec
+    /// leaves sequences and API keys unstated, so those figures are ours
+    /// (ARCHITECTURE.md). Operators override any of them in `[limits.<plan>]`.
+    pub fn default_limit(self, plan: Plan) -> Option<u64> {
         use Plan::*;
         let caps: [Option<u64>; 4] = match self {
             Quota::Sequences => [Some(0), Some(5), Some(50), None],
-            Quota::Alerts => [Some(1), Some(10), Some(50), None],
-            Quota::Audiences => [Some(1), Some(5), Some(25), None],
-            Quota::WatchlistEntries => [Some(10), Some(100), Some(1_000), None],
-            Quota::Webhooks => [Some(0), Some(5), Some(25), None],
+            Quota::Alerts => [Some(1), Some(5), Some(25), Some(100)],
+            Quota::Audiences => [Some(1), Some(3), Some(10), None],
+            Quota::WatchlistEntries => [Some(0), Some(10), Some(50), Some(500)],
+            Quota::Webhooks => [Some(0), Some(2), Some(10), Some(50)],
             Quota::Workflows => [Some(0), Some(5), Some(25), None],
             Quota::SavedConnections => [Some(20), Some(20), Some(20), Some(20)],
             Quota::ApiKeys => [Some(2), Some(10), Some(50), None],
@@ -110,8 +140,8 @@ impl Quota {
 }
 
 /// 400 when creating one more item would exceed the plan's cap.
-pub fn ensure_quota(plan: Plan, quota: Quota, current: u64) -> ApiResult<()> {
-    match quota.limit(plan) {
+pub fn ensure_quota(plan: Plan, limits: &PlanLimits, quota: Quota, current: u64) -> ApiResult<()> {
+    match limits.quota(quota) {
         Some(limit) if current >= limit => Err(ApiError::BadRequest(format!(
             "Plan limit reached: the {} plan allows {limit} {}",
             plan.as_str(),
@@ -123,8 +153,8 @@ pub fn ensure_quota(plan: Plan, quota: Quota, current: u64) -> ApiResult<()> {
 
 /// `(limit, remaining)` as list endpoints report them; `None` is unlimited
 /// and serialises as `null`.
-pub fn quota_view(plan: Plan, quota: Quota, current: u64) -> (Option<u64>, Option<u64>) {
-    let limit = quota.limit(plan);
+pub fn quota_view(limits: &PlanLimits, quota: Quota, current: u64) -> (Option<u64>, Option<u64>) {
+    let limit = limits.quota(quota);
     (limit, limit.map(|l| l.saturating_sub(current)))
 }
 
@@ -149,18 +179,29 @@ mod tests {
         assert_eq!(err.status(), 403);
         assert_eq!(err.to_string(), crate::error::NO_ACCESS);
 
-        assert!(ensure_quota(Plan::Starter, Quota::Workflows, 4).is_ok());
-        let err = ensure_quota(Plan::Starter, Quota::Workflows, 5).unwrap_err();
+        let table = crate::accounts::limits::LimitsTable::spec();
+        let of = |p| table.of(p);
+        assert!(ensure_quota(Plan::Starter, of(Plan::Starter), Quota::Workflows, 4).is_ok());
+        let err = ensure_quota(Plan::Starter, of(Plan::Starter), Quota::Workflows, 5).unwrap_err();
         assert_eq!(err.status(), 400);
-        assert!(ensure_quota(Plan::Enterprise, Quota::Workflows, 10_000).is_ok());
+        assert!(
+            ensure_quota(
+                Plan::Enterprise,
+                of(Plan::Enterprise),
+                Quota::Workflows,
+                10_000
+            )
+            .is_ok()
+        );
         assert_eq!(
-            quota_view(Plan::Pro, Quota::Workflows, 3),
+            quota_view(of(Plan::Pro), Quota::Workflows, 3),
             (Some(25), Some(22))
         );
         assert_eq!(
-            quota_view(Plan::Enterprise, Quota::Workflows, 3),
+            quota_view(of(Plan::Enterprise), Quota::Workflows, 3),
             (None, None)
         );
+        assert_eq!(of(Plan::Starter).quota(Quota::Webhooks), Some(2));
     }
 
     #[test]

@@ -332,6 +332,7 @@ async fn create_key(
     let account = crate::accounts::service::account_view(&state, user.account_id).await?;
     ensure_quota(
         account.plan,
+        state.plan_limits(account.plan),
         Quota::ApiKeys,
         state.keys.count_active(user.account_id).await?,
     )?;

@@ -109,13 +109,13 @@ pub async fn require_api_key(
         Err((err, decision)) => (err.into_response(), decision, None, false),
         Ok((decision, quota_pct)) => {
             req.extensions_mut().insert(caller.clone());
-            (next.run(req).await, Some(decision), quota_pct, true)
+            (next.run(req).await, decision, quota_pct, true)
         }
     };
 
-    if let Some(d) = decision {
-        rate_headers(response.headers_mut(), &d, quota_pct);
-    }
+    // An unlimited minute window has no limit to report; the quota share
+    // is still reported.
+    rate_headers(response.headers_mut(), decision.as_ref(), quota_pct);
     let results_count = response
         .extensions()
         .get::<ResultsCount>()
@@ -144,7 +144,7 @@ async fn admit(
     key: &Arc<VerifiedKey>,
     group: &str,
     ip: std::net::IpAddr,
-) -> Result<(Decision, Option<u64>), (ApiError, Option<Decision>)> {
+) -> Result<(Option<Decision>, Option<u64>), (ApiError, Option<Decision>)> {
     let reseller_disabled = key.reseller.as_ref().is_some_and(|c| c.disabled);
     if key.account_suspended || reseller_disabled {
         return Err((ApiError::Forbidden, None));
@@ -155,29 +155,35 @@ async fn admit(
     if !key.allowed_groups.is_empty() && !key.allowed_groups.iter().any(|g| g == group) {
         return Err((ApiError::Forbidden, None));
     }
-    let decision = state
-        .limits
-        .api
-        .check(&key.key_id.to_string(), key.plan.requests_per_minute());
-    if !decision.allowed {
-        return Err((
-            ApiError::RateLimited {
-                retry_after: decision.retry_after_secs,
-            },
-            Some(decision),
-        ));
+    let refused = |decision: Decision| ApiError::RateLimited {
+        retry_after: decision.retry_after_secs,
+    };
+    let minute = crate::usage::limits::minute(state, key)
+        .await
+        .map_err(|e| (e, None))?;
+    if let Some(d) = minute.filter(|d| !d.allowed) {
+        return Err((refused(d), Some(d)));
+    }
+    if let Some(d) = crate::usage::limits::day(state, key)
+        .await
+        .map_err(|e| (e, minute))?
+        .filter(|d| !d.allowed)
+    {
+        return Err((refused(d), minute));
     }
     match state.quota.consume(state, key).await {
-        Ok(pct) => Ok((decision, pct)),
-        Err(err) => Err((err, Some(decision))),
+        Ok(pct) => Ok((minute, pct)),
+        Err(err) => Err((err, minute)),
     }
 }
 
-fn rate_headers(headers: &mut HeaderMap, d: &Decision, quota_pct: Option<u64>) {
+fn rate_headers(headers: &mut HeaderMap, d: Option<&Decision>, quota_pct: Option<u64>) {
     let num = |n: u64| HeaderValue::from_str(&n.to_string()).unwrap();
-    headers.insert("x-ratelimit-limit", num(d.limit as u64));
-    headers.insert("x-ratelimit-remaining", num(d.remaining as u64));
-    headers.insert("x-ratelimit-reset", num((d.reset_at_ms / 1000) as u64));
+    if let Some(d) = d {
+        headers.insert("x-ratelimit-limit", num(d.limit as u64));
+        headers.insert("x-ratelimit-remaining", num(d.remaining as u64));
+        headers.insert("x-ratelimit-reset", num((d.reset_at_ms / 1000) as u64));
+    }
     if let Some(pct) = quota_pct {
         headers.insert("x-quota-pct", num(pct));
     }

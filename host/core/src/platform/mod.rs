@@ -1,5 +1,6 @@
 //! Building blocks shared by every area: time, secrets, rate limiters, the
-//! durable job queue, outgoing dashboard mail and the outbound address policy.
+//! durable job queue, outgoing dashboard mail, the outbound address policy,
+//! and the limits shared across servers on PostgreSQL.
 
 pub mod clock;
 pub mod jobs;
@@ -7,3 +8,4 @@ pub mod limiter;
 pub mod mail;
 pub mod outbound;
 pub mod secrets;
+pub mod shared_limiter;

@@ -1,7 +1,9 @@
 //! Usage (spec/1 "Limits", "Usage endpoints"): every `/v1` request is recorded
-//! through a batched writer, monthly quotas are counted, and three endpoints
-//! report the figures.
+//! through a batched writer into rollups, per-key limits and monthly quotas
+//! are counted (shared across servers on PostgreSQL), and three endpoints
+//! report the figures from the rollups.
 
+pub mod limits;
 pub mod quota;
 pub mod recorder;
 pub mod routes;

@@ -1,10 +1,11 @@
 //! Monthly quota counting (spec/1 "Limits" rule 1), independent of the
 //! per-minute window.
 //!
-//! Each process keeps a counter per quota subject for the current billing
-//! period, seeded from the usage table the first time the subject is seen in
-//! that period and then counted in memory, so the hot path stays free of
-//! database reads.
+//! On SQLite (one server) each subject's counter for the current billing
+//! period lives in memory, seeded from the daily rollups the first time the
+//! subject is seen in that period, so the hot path reads no database. On
+//! PostgreSQL the counter is a `limit_windows` row every server reserves
+//! from (`platform::shared_limiter`), seeded from the same rollups.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -13,6 +14,7 @@ use super::store::{self, QuotaSubject};
 use crate::accounts::service::billing_period;
 use crate::api_keys::VerifiedKey;
 use crate::error::{ApiError, ApiResult};
+use crate::platform::shared_limiter::Window;
 use crate::state::AppState;
 
 /// From this share of the quota on, responses carry `X-Quota-Pct`.
@@ -29,17 +31,18 @@ pub struct QuotaCounters {
     counters: Mutex<HashMap<QuotaSubject, Counter>>,
 }
 
-/// The subject, quota and billing day a key's requests count against.
-pub fn subject_of(key: &VerifiedKey) -> (QuotaSubject, u64, u32) {
+/// The subject, quota (`None`: unlimited) and billing day a key's requests
+/// count against.
+pub fn subject_of(state: &AppState, key: &VerifiedKey) -> (QuotaSubject, Option<u64>, u32) {
     match &key.reseller {
         Some(c) => (
             QuotaSubject::ResellerClient(c.id),
-            c.monthly_quota,
+            Some(c.monthly_quota),
             c.billing_day,
         ),
         None => (
             QuotaSubject::Account(key.account_id),
-            key.plan.monthly_quota(),
+            state.plan_limits(key.plan).monthly_quota,
             key.billing_day,
         ),
     }
@@ -49,9 +52,51 @@ impl QuotaCounters {
     /// Counts one request; 429 when the quota is used up. Returns the share
     /// used (percent) when it is at or above the warning level.
     pub async fn consume(&self, state: &AppState, key: &VerifiedKey) -> ApiResult<Option<u64>> {
-        let (subject, quota, billing_day) = subject_of(key);
+        let (subject, quota, billing_day) = subject_of(state, key);
+        let Some(quota) = quota else {
+            return Ok(None);
+        };
         let now = state.clock.now_ms();
         let (period_start, reset_at) = billing_period(billing_day, now);
+        let used = match &state.limits.shared {
+            Some(shared) => {
+                let scope = subject.scope();
+                let window = Window {
+                    scope: &scope,
+                    start: period_start,
+                    ends_at: reset_at,
+                    limit: quota,
+                    burst: None,
+                };
+                let seed = async {
+                    Ok(store::billable_since(&state.db, subject, period_start).await? as u64)
+                };
+                let grant = shared.take(window, seed).await?;
+                grant.allowed.then_some(grant.used)
+            }
+            None => {
+                self.consume_local(state, subject, quota, period_start)
+                    .await?
+            }
+        };
+        let Some(used) = used else {
+            return Err(ApiError::RateLimited {
+                retry_after: ((reset_at - now) / 1000).max(1) as u64,
+            });
+        };
+        let pct = used * 100 / quota.max(1);
+        Ok((pct >= QUOTA_WARNING_PCT).then_some(pct))
+    }
+
+    /// The in-process counter: the count after this request, or `None` when
+    /// the quota is used up.
+    async fn consume_local(
+        &self,
+        state: &AppState,
+        subject: QuotaSubject,
+        quota: u64,
+        period_start: i64,
+    ) -> ApiResult<Option<u64>> {
         if !self.is_current(subject, period_start) {
             let used = store::billable_since(&state.db, subject, period_start).await? as u64;
             self.counters
@@ -68,13 +113,10 @@ impl QuotaCounters {
         let mut counters = self.counters.lock().unwrap();
         let counter = counters.get_mut(&subject).expect("seeded above");
         if counter.used >= quota {
-            return Err(ApiError::RateLimited {
-                retry_after: ((reset_at - now) / 1000).max(1) as u64,
-            });
+            return Ok(None);
         }
         counter.used += 1;
-        let pct = counter.used * 100 / quota.max(1);
-        Ok((pct >= QUOTA_WARNING_PCT).then_some(pct))
+        Ok(Some(counter.used))
     }
 
     fn is_current(&self, subject: QuotaSubject, period_start: i64) -> bool {
@@ -85,13 +127,28 @@ impl QuotaCounters {
             .is_some_and(|c| c.period_start == period_start)
     }
 
-    /// Requests counted this period, when the subject has been seen.
-    pub fn used(&self, subject: QuotaSubject, period_start: i64) -> Option<u64> {
-        self.counters
+    /// Requests counted this period: the shared row on PostgreSQL, this
+    /// process's counter on SQLite, else the rollups.
+    pub async fn used(
+        &self,
+        state: &AppState,
+        subject: QuotaSubject,
+        period_start: i64,
+    ) -> ApiResult<u64> {
+        if let Some(shared) = &state.limits.shared {
+            let counted = shared.used(&subject.scope(), period_start).await?;
+            if counted > 0 {
+                return Ok(counted);
+            }
+        } else if let Some(c) = self
+            .counters
             .lock()
             .unwrap()
             .get(&subject)
             .filter(|c| c.period_start == period_start)
-            .map(|c| c.used)
+        {
+            return Ok(c.used);
+        }
+        Ok(store::billable_since(&state.db, subject, period_start).await? as u64)
     }
 }

@@ -5,7 +5,7 @@ use serde::Serialize;
 use sqlx::Row;
 use utoipa::ToSchema;
 
-use super::store::{self, GroupColumn, QuotaSubject};
+use super::store::{self, DAY_MS, Grain, GroupColumn, HOUR_MS, QuotaSubject};
 use crate::accounts::plans::Plan;
 use crate::accounts::service::billing_period;
 use crate::accounts::store as accounts_store;
@@ -13,9 +13,6 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::auth::Caller;
 use crate::platform::clock::{iso, ms_to_datetime};
 use crate::state::AppState;
-
-const DAY_MS: i64 = 86_400_000;
-const HOUR_MS: i64 = 3_600_000;
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct UsageStats {
@@ -53,17 +50,20 @@ pub struct RateLimits {
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct RateLimitConfig {
-    pub requests_per_minute: u32,
-    /// The most the minute window lets through in a day.
-    pub requests_per_day: u64,
+    /// `null` when the operator made it unlimited.
+    pub requests_per_minute: Option<u64>,
+    /// The operator's daily cap, else the most the minute window lets
+    /// through in a day; `null` when unlimited.
+    pub requests_per_day: Option<u64>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct CurrentUsage {
-    pub minute_requests: u32,
+    pub minute_requests: u64,
     pub daily_requests: i64,
     pub monthly_queries_used: u64,
-    pub monthly_queries_limit: u64,
+    /// `null` when the operator made the quota unlimited.
+    pub monthly_queries_limit: Option<u64>,
     /// The date the monthly quota resets (the next billing date).
     pub reset_date: String,
 }
@@ -108,12 +108,12 @@ pub async fn stats(state: &AppState, caller: &Caller, days: i64) -> ApiResult<Us
     }
     let now = state.clock.now_ms();
     let since = day_start(now) - (days - 1) * DAY_MS;
-    let per_day = store::per_bucket(&state.db, caller.account_id, since, DAY_MS).await?;
+    let per_day = store::per_bucket(&state.db, caller.account_id, Grain::Day, since).await?;
     let daily_breakdown = (0..days)
         .map(|i| {
-            let day = since / DAY_MS + i;
+            let day = since + i * DAY_MS;
             DailyCount {
-                date: ms_to_datetime(day * DAY_MS).date_naive().to_string(),
+                date: ms_to_datetime(day).date_naive().to_string(),
                 queries: per_day
                     .iter()
                     .find(|(b, _)| *b == day)
@@ -162,29 +162,27 @@ pub async fn rate_limits(state: &AppState, caller: &Caller) -> ApiResult<RateLim
                 super::super::accounts::reseller::get_client(state, caller.account_id, id).await?;
             (
                 QuotaSubject::ResellerClient(id),
-                client.monthly_quota as u64,
+                Some(client.monthly_quota as u64),
                 crate::accounts::service::billing_day_of(client.created_ms),
             )
         }
         None => (
             QuotaSubject::Account(caller.account_id),
-            caller.plan.monthly_quota(),
+            state.plan_limits(caller.plan).monthly_quota,
             account.billing_day as u32,
         ),
     };
     let (period_start, reset_at) = billing_period(billing_day, now);
-    let monthly_used = match state.quota.used(subject, period_start) {
-        Some(n) => n,
-        None => store::billable_since(&state.db, subject, period_start).await? as u64,
-    };
+    let monthly_used = state.quota.used(state, subject, period_start).await?;
     let hour_now = now - now.rem_euclid(HOUR_MS);
     let since_hours = hour_now - 23 * HOUR_MS;
-    let per_hour = store::per_bucket(&state.db, caller.account_id, since_hours, HOUR_MS).await?;
+    let per_hour =
+        store::per_bucket(&state.db, caller.account_id, Grain::Hour, since_hours).await?;
     let hourly_history = (0..24)
         .map(|i| {
-            let bucket = since_hours / HOUR_MS + i;
+            let bucket = since_hours + i * HOUR_MS;
             HourlyCount {
-                hour: iso(bucket * HOUR_MS),
+                hour: iso(bucket),
                 requests: per_hour
                     .iter()
                     .find(|(b, _)| *b == bucket)
@@ -195,22 +193,22 @@ pub async fn rate_limits(state: &AppState, caller: &Caller) -> ApiResult<RateLim
     let top = store::grouped(
         &state.db,
         caller.account_id,
-        now - 30 * DAY_MS,
+        day_start(now) - 29 * DAY_MS,
         GroupColumn::Endpoint,
         10,
     )
     .await?;
-    let rpm = caller.plan.requests_per_minute();
+    let limits = state.plan_limits(caller.plan);
+    let today = store::per_bucket(&state.db, caller.account_id, Grain::Day, day_start(now)).await?;
     Ok(RateLimits {
         plan: caller.plan,
         rate_limit: RateLimitConfig {
-            requests_per_minute: rpm,
-            requests_per_day: rpm as u64 * 1440,
+            requests_per_minute: limits.requests_per_minute,
+            requests_per_day: limits.requests_per_day,
         },
         current_usage: CurrentUsage {
-            minute_requests: state.limits.api.used(&caller.api_key_id.to_string()),
-            daily_requests: store::count_since(&state.db, caller.account_id, day_start(now))
-                .await?,
+            minute_requests: super::limits::minute_used(state, caller.api_key_id).await?,
+            daily_requests: today.iter().map(|(_, n)| n).sum(),
             monthly_queries_used: monthly_used,
             monthly_queries_limit: limit,
             reset_date: (ms_to_datetime(reset_at) - Duration::zero())

@@ -1,0 +1,303 @@
+//! Limits shared by every server on one PostgreSQL database: the per-minute
+//! limit with its burst, the optional daily cap and the monthly quota.
+//!
+//! Each limit of a subject in one window is a row of `limit_windows`
+//! (`used`, `burst_started`). A server reserves budget from the row in
+//! blocks and serves requests from its block without asking the database
+//! again. Blocks shrink as the row nears its limit (a sixteenth of what is
+//! left, at most 64) and never reach past it, so near the limit every
+//! server reserves one request at a time: the servers together grant
+//! exactly what one server would, never more. Burst requests past the limit
+//! are reserved one at a time too, so the 5-second rule holds across
+//! servers. Unused reservations are returned at shutdown; a crash strands
+//! at most one block per server and window, counted but never served.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Mutex;
+
+use sqlx::Row;
+
+use super::clock::SharedClock;
+use super::limiter::Burst;
+use crate::store::Db;
+
+/// The largest block a server reserves at once.
+const MAX_BLOCK: u64 = 64;
+/// Above this many local windows, expired ones are swept.
+const SWEEP_AT: usize = 4096;
+
+/// The outcome of [`SharedLimiter::take`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grant {
+    pub allowed: bool,
+    /// Requests counted in the window across all servers, as far as this
+    /// server knows (its last reservation, less what it still holds).
+    pub used: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Local {
+    /// Reserved and not yet served.
+    available: u64,
+    /// `used` of the row after this server's last reservation.
+    used_seen: u64,
+    /// When the window ends; expired windows are swept.
+    ends_at: i64,
+}
+
+/// One limit's window, as [`SharedLimiter::take`] is asked about it.
+#[derive(Debug, Clone, Copy)]
+pub struct Window<'a> {
+    /// Names the limit and its subject, for example `minute:key:42`.
+    pub scope: &'a str,
+    pub start: i64,
+    pub ends_at: i64,
+    pub limit: u64,
+    pub burst: Option<Burst>,
+}
+
+#[derive(Debug)]
+pub struct SharedLimiter {
+    db: Db,
+    clock: SharedClock,
+    local: Mutex<HashMap<(String, i64), Local>>,
+}
+
+impl SharedLimiter {
+    pub fn new(db: Db, clock: SharedClock) -> SharedLimiter {
+        SharedLimiter {
+            db,
+            clock,
+            local: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Counts one request in `window` and says whether it may pass. `seed`
+    /// gives the count a window starts from when its row does not exist yet
+    /// (the monthly quota starts from the usage rollups); it is awaited only
+    /// then.
+    pub async fn take(
+        &self,
+        window: Window<'_>,
+        seed: impl Future<Output = sqlx::Result<u64>>,
+    ) -> sqlx::Result<Grant> {
+        let key = (window.scope.to_string(), window.start);
+        if let Some(grant) = self.from_block(&key) {
+            return Ok(grant);
+        }
+        let (granted, used) = self.reserve(window, seed).await?;
+        let mut local = self.local.lock().unwrap();
+        if local.len() > SWEEP_AT {
+            let now = self.clock.now_ms();
+            local.retain(|_, l| l.ends_at > now);
+        }
+        let entry = local.entry(key).or_insert(Local {
+            available: 0,
+            used_seen: used,
+            ends_at: window.ends_at,
+        });
+        entry.used_seen = entry.used_seen.max(used);
+        if granted == 0 {
+            return Ok(Grant {
+                allowed: false,
+                used: entry.used_seen - entry.available,
+            });
+        }
+        // One of the granted units serves this request.
+        entry.available += granted - 1;
+        Ok(Grant {
+            allowed: true,
+            used: entry.used_seen - entry.available,
+        })
+    }
+
+    fn from_block(&self, key: &(String, i64)) -> Option<Grant> {
+        let mut local = self.local.lock().unwrap();
+        let entry = local.get_mut(key)?;
+        if entry.available == 0 {
+            return None;
+        }
+        entry.available -= 1;
+        Some(Grant {
+            allowed: true,
+            used: entry.used_seen - entry.available,
+        })
+    }
+
+    /// Reserves a block from the row (creating it from `seed`); returns
+    /// `(granted, used after)`.
+    async fn reserve(
+        &self,
+        w: Window<'_>,
+        seed: impl Future<Output = sqlx::Result<u64>>,
+    ) -> sqlx::Result<(u64, u64)> {
+        let now = self.clock.now_ms();
+        let mut seed = Some(seed);
+        let (mut tx, row) = loop {
+            let mut tx = self.db.pool.begin().await?;
+            let row = sqlx::query(
+                "SELECT used, burst_started FROM limit_windows \
+                 WHERE scope = $1 AND window_start = $2 FOR UPDATE",
+            )
+            .bind(w.scope)
+            .bind(w.start)
+            .fetch_optional(&mut *tx)
+            .await?;
+            if let Some(row) = row {
+                break (tx, row);
+            }
+            tx.rollback().await?;
+            // The first server to see the window creates its row; a racing
+            // one's insert does nothing and both then lock the same row.
+            let start_from = match seed.take() {
+                Some(seed) => seed.await?,
+                None => 0,
+            };
+            sqlx::query(
+                "INSERT INTO limit_windows (scope, window_start, used, burst_started) \
+                 VALUES ($1, $2, $3, NULL) ON CONFLICT (scope, window_start) DO NOTHING",
+            )
+            .bind(w.scope)
+            .bind(w.start)
+            .bind(start_from as i64)
+            .execute(&self.db.pool)
+            .await?;
+        };
+        let used = row.try_get::<i64, _>("used")?.max(0) as u64;
+        let burst_started: Option<i64> = row.try_get("burst_started")?;
+        let (granted, burst_started) = decide(used, burst_started, now, w.limit, w.burst);
+        if granted > 0 {
+            sqlx::query(
+                "UPDATE limit_windows SET used = used + $1, burst_started = $2 \
+                 WHERE scope = $3 AND window_start = $4",
+            )
+            .bind(granted as i64)
+            .bind(burst_started)
+            .bind(w.scope)
+            .bind(w.start)
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok((granted, used + granted))
+    }
+
+    /// Requests counted in a window across servers, for reports: the row's
+    /// count less what this server holds unserved. Other servers' unserved
+    /// blocks are still in it (at most one block each, one request near the
+    /// limit).
+    pub async fn used(&self, scope: &str, start: i64) -> sqlx::Result<u64> {
+        let used: Option<i64> = sqlx::query_scalar(
+            "SELECT used FROM limit_windows WHERE scope = $1 AND window_start = $2",
+        )
+        .bind(scope)
+        .bind(start)
+        .fetch_optional(&self.db.pool)
+        .await?;
+        let held = self
+            .local
+            .lock()
+            .unwrap()
+            .get(&(scope.to_string(), start))
+            .map_or(0, |l| l.available);
+        Ok((used.unwrap_or(0).max(0) as u64).saturating_sub(held))
+    }
+
+    /// Gives back what this server reserved and did not serve, for windows
+    /// still open (at shutdown).
+    pub async fn release(&self) -> sqlx::Result<()> {
+        let now = self.clock.now_ms();
+        let held: Vec<((String, i64), u64)> = self
+            .local
+            .lock()
+            .unwrap()
+            .drain()
+            .filter(|(_, l)| l.available > 0 && l.ends_at > now)
+            .map(|(k, l)| (k, l.available))
+            .collect();
+        for ((scope, start), n) in held {
+            sqlx::query(
+                "UPDATE limit_windows SET used = used - $1 WHERE scope = $2 AND window_start = $3",
+            )
+            .bind(n as i64)
+            .bind(scope)
+            .bind(start)
+            .execute(&self.db.pool)
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Deletes rows of windows that ended before `before` (minute and day
+    /// windows; quota rows are few and kept as the record of each period).
+    pub async fn prune(db: &Db, before: i64) -> sqlx::Result<u64> {
+        Ok(sqlx::query(
+            "DELETE FROM limit_windows WHERE window_start < $1 AND scope NOT LIKE 'quota:%'",
+        )
+        .bind(before)
+        .execute(&db.pool)
+        .await?
+        .rows_affected())
+    }
+}
+
+/// How much to grant from a row with `used` requests: a block below the
+/// limit, one burst request past it while the burst is young, else none.
+/// Returns `(granted, burst_started)`.
+fn decide(
+    used: u64,
+    burst_started: Option<i64>,
+    now: i64,
+    limit: u64,
+    burst: Option<Burst>,
+) -> (u64, Option<i64>) {
+    if used < limit {
+        let left = limit - used;
+        return ((left / 16).clamp(1, MAX_BLOCK).min(left), burst_started);
+    }
+    match burst {
+        Some(b) if used < limit.saturating_mul(b.factor as u64) => {
+            let began = burst_started.unwrap_or(now);
+            if now - began < b.max_ms {
+                (1, Some(began))
+            } else {
+                (0, Some(began))
+            }
+        }
+        _ => (0, burst_started),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::platform::limiter::API_BURST;
+
+    #[test]
+    fn blocks_shrink_to_one_near_the_limit_and_never_pass_it() {
+        assert_eq!(decide(0, None, 0, 1000, None).0, 62);
+        assert_eq!(decide(0, None, 0, 100_000, None).0, MAX_BLOCK);
+        assert_eq!(decide(990, None, 0, 1000, None).0, 1);
+        assert_eq!(decide(999, None, 0, 1000, None).0, 1);
+        assert_eq!(decide(1000, None, 0, 1000, None).0, 0);
+        assert_eq!(decide(0, None, 0, 10, None).0, 1);
+    }
+
+    #[test]
+    fn the_burst_passes_singly_for_under_five_seconds() {
+        assert_eq!(
+            decide(10, None, 1_000, 10, Some(API_BURST)),
+            (1, Some(1_000))
+        );
+        assert_eq!(
+            decide(15, Some(1_000), 5_999, 10, Some(API_BURST)),
+            (1, Some(1_000))
+        );
+        assert_eq!(
+            decide(15, Some(1_000), 6_000, 10, Some(API_BURST)),
+            (0, Some(1_000))
+        );
+        assert_eq!(decide(20, Some(1_000), 1_500, 10, Some(API_BURST)).0, 0);
+    }
+}
