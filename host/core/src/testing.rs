@@ -29,7 +29,9 @@ pub struct TestApp {
     pub state: AppState,
     pub router: Router,
     pub clock: Arc<ManualClock>,
-    _dir: tempfile::TempDir,
+    areas: Vec<Area>,
+    /// The data dir; owned by the first server of a test only.
+    _dir: Option<tempfile::TempDir>,
     postgres: Option<(String, String)>,
 }
 
@@ -136,8 +138,33 @@ impl TestApp {
             state,
             router,
             clock,
-            _dir: dir,
+            areas: all,
+            _dir: Some(dir),
             postgres,
+        }
+    }
+
+    /// Another server on the same database, data dir and clock, as a second
+    /// `outreach serve` process would be (or this one after a restart).
+    pub async fn another_server(&self) -> TestApp {
+        let config = (*self.state.config).clone();
+        let cache = std::env::temp_dir().join("outreach-test-plugin-cache");
+        let state = AppState::build_with(
+            config,
+            self.clock.clone(),
+            Plugins::LoadCachedIn(cache),
+            &self.areas,
+        )
+        .await
+        .unwrap();
+        let router = crate::http::app::router(state.clone(), &self.areas);
+        TestApp {
+            state,
+            router,
+            clock: self.clock.clone(),
+            areas: self.areas.clone(),
+            _dir: None,
+            postgres: None,
         }
     }
 

@@ -20,10 +20,35 @@ use outreach_core::state::AppState;
 
 pub const BOOTSTRAP_ADMIN_EMAIL: &str = "admin@outreach.local";
 
+/// Latency buckets (seconds) of the request and plugin-call histograms:
+/// fixed buckets keep memory constant and add up across servers, where
+/// summaries would keep samples until scraped and cannot be combined.
+const LATENCY_BUCKETS: [f64; 14] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+/// Installs the Prometheus recorder and runs its upkeep on a timer, so
+/// nothing accumulates when nobody scrapes `/metrics`.
+fn install_metrics() -> anyhow::Result<PrometheusHandle> {
+    let recorder = PrometheusBuilder::new()
+        .set_buckets(&LATENCY_BUCKETS)
+        .context("metrics buckets")?
+        .build_recorder();
+    let handle = recorder.handle();
+    metrics::set_global_recorder(recorder).context("installing the metrics recorder")?;
+    let upkeep = handle.clone();
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(std::time::Duration::from_secs(5));
+        loop {
+            every.tick().await;
+            upkeep.run_upkeep();
+        }
+    });
+    Ok(handle)
+}
+
 pub async fn serve(config: Config) -> anyhow::Result<()> {
-    let metrics = PrometheusBuilder::new()
-        .install_recorder()
-        .context("installing the metrics recorder")?;
+    let metrics = install_metrics()?;
     let state = AppState::build(config, Arc::new(SystemClock), &crate::AREAS).await?;
     bootstrap_admin(&state).await?;
 
@@ -57,6 +82,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     .with_graceful_shutdown(shutdown_signal())
     .await?;
     state.usage.flush().await;
+    if let Some(shared) = &state.limits.shared
+        && let Err(e) = shared.release().await
+    {
+        tracing::warn!(error = %e, "returning unused limit reservations failed");
+    }
     tracing::info!("stopped");
     Ok(())
 }
@@ -120,28 +150,56 @@ async fn shutdown_signal() {
     }
 }
 
-/// Hourly clean-up of rows that only expire: cached vendor results and spent
-/// reset tokens. Each statement is idempotent, so several servers on one
-/// database may run it without coordination.
+/// Clean-up of rows that only expire: cached vendor results, spent reset
+/// tokens, raw usage rows beyond the newest per account, hourly rollups
+/// older than 48 hours, daily ones older than 400 days, and ended limit
+/// windows. Each statement is idempotent and batched, so several servers on
+/// one database may run it without coordination. Runs a minute after start,
+/// then hourly.
 async fn housekeeping(state: AppState) {
+    tokio::time::sleep(std::time::Duration::from_secs(60)).await;
     let mut every = tokio::time::interval(std::time::Duration::from_secs(3600));
     loop {
         every.tick().await;
         let span = tracing::info_span!("job", name = "housekeeping");
         let _enter = span.enter();
         match prune(&state).await {
-            Ok((cache, tokens)) => tracing::info!(cache, tokens, "pruned expired rows"),
+            Ok(p) => tracing::info!(
+                cache = p.vendor_cache,
+                tokens = p.reset_tokens,
+                raw_usage = p.raw_usage,
+                rollups = p.rollups,
+                limit_windows = p.limit_windows,
+                "pruned expired rows"
+            ),
             Err(e) => tracing::error!(error = %e, "pruning failed"),
         }
     }
 }
 
-/// One pass of [`housekeeping`]: `(cache rows, reset tokens)` removed.
-pub async fn prune(state: &AppState) -> anyhow::Result<(u64, u64)> {
-    let cache =
-        outreach_vendors::vendor_keys::store::prune_cache(&state.db, state.clock.now_ms()).await?;
-    let tokens = outreach_core::auth::service::prune_reset_tokens(state)
+/// Rows removed by one [`prune`] pass.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Pruned {
+    pub vendor_cache: u64,
+    pub reset_tokens: u64,
+    pub raw_usage: u64,
+    pub rollups: u64,
+    pub limit_windows: u64,
+}
+
+/// One pass of [`housekeeping`].
+pub async fn prune(state: &AppState) -> anyhow::Result<Pruned> {
+    let now = state.clock.now_ms();
+    let vendor_cache = outreach_vendors::vendor_keys::store::prune_cache(&state.db, now).await?;
+    let reset_tokens = outreach_core::auth::service::prune_reset_tokens(state)
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok((cache, tokens))
+    let usage = outreach_core::usage::housekeeping::prune(state).await?;
+    Ok(Pruned {
+        vendor_cache,
+        reset_tokens,
+        raw_usage: usage.raw_usage,
+        rollups: usage.rollups,
+        limit_windows: usage.limit_windows,
+    })
 }

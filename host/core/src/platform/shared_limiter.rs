@@ -229,16 +229,21 @@ impl SharedLimiter {
         Ok(())
     }
 
-    /// Deletes rows of windows that ended before `before` (minute and day
-    /// windows; quota rows are few and kept as the record of each period).
-    pub async fn prune(db: &Db, before: i64) -> sqlx::Result<u64> {
-        Ok(sqlx::query(
-            "DELETE FROM limit_windows WHERE window_start < $1 AND scope NOT LIKE 'quota:%'",
-        )
-        .bind(before)
-        .execute(&db.pool)
-        .await?
-        .rows_affected())
+    /// Deletes rows of minute windows that started before `minutes_before`
+    /// and day windows before `days_before`; quota rows are few and kept as
+    /// the record of each period.
+    pub async fn prune(db: &Db, minutes_before: i64, days_before: i64) -> sqlx::Result<u64> {
+        let mut total = 0;
+        for (prefix, before) in [("minute:%", minutes_before), ("day:%", days_before)] {
+            total +=
+                sqlx::query("DELETE FROM limit_windows WHERE scope LIKE $1 AND window_start < $2")
+                    .bind(prefix)
+                    .bind(before)
+                    .execute(&db.pool)
+                    .await?
+                    .rows_affected();
+        }
+        Ok(total)
     }
 }
 

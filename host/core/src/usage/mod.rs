@@ -3,10 +3,13 @@
 //! are counted (shared across servers on PostgreSQL), and three endpoints
 //! report the figures from the rollups.
 
+pub mod housekeeping;
 pub mod limits;
 pub mod quota;
 pub mod recorder;
 pub mod routes;
+#[cfg(test)]
+mod scale_tests;
 pub mod service;
 pub mod store;
 #[cfg(test)]

@@ -1,0 +1,313 @@
+//! Usage at scale: rollups, retention, operator limits, limits shared by
+//! two servers, restarts, and the backfill of existing rows. On both backends.
+
+use std::time::Duration;
+
+use serde_json::json;
+use sqlx::Row;
+
+use crate::accounts::limits::LimitSetting;
+use crate::accounts::plans::Plan;
+use crate::store::Backend;
+use crate::testing::TestApp;
+
+async fn count(app: &TestApp, sql: &str) -> i64 {
+    sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(sql.to_string()))
+        .fetch_one(&app.state.db.pool)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn rollups_count_everything_while_raw_rows_keep_only_the_newest() {
+    let app = TestApp::new().await;
+    let acct = app.account(Plan::Pro).await;
+    for i in 0..25 {
+        let path = if i % 5 == 0 {
+            "/v1/account/members"
+        } else {
+            "/v1/account"
+        };
+        assert_eq!(app.get(path, &acct.api_key).await.status, 200);
+    }
+    app.state.usage.flush().await;
+    let raw = count(&app, "SELECT COUNT(*) FROM usage_events").await;
+    assert!(raw <= 25, "{raw}");
+    let pruned = super::housekeeping::prune(&app.state).await.unwrap();
+    assert_eq!(count(&app, "SELECT COUNT(*) FROM usage_events").await, 10);
+    assert_eq!(pruned.raw_usage as i64, raw - 10);
+
+    let stats = app.get("/v1/usage/stats?days=1", &acct.api_key).await.body;
+    assert_eq!(stats["total_queries"], 25, "{stats}");
+    assert_eq!(stats["endpoint_breakdown"]["/v1/account"], 20);
+    assert_eq!(stats["endpoint_breakdown"]["/v1/account/members"], 5);
+    assert_eq!(
+        stats["top_categories"][0],
+        json!({"category": "account", "count": 25})
+    );
+    app.state.usage.flush().await;
+    let recent = app
+        .get("/v1/usage/recent-activity", &acct.api_key)
+        .await
+        .body;
+    let items = recent["recent_requests"].as_array().unwrap();
+    assert_eq!(items.len(), 10);
+    assert_eq!(items[0]["endpoint"], "/v1/usage/stats");
+    let limits = app.get("/v1/usage/rate-limits", &acct.api_key).await.body;
+    // The quota counter: 25 + stats + recent-activity + this call. The
+    // rollups hold what the writer has flushed: 25 + stats.
+    assert_eq!(
+        limits["current_usage"]["monthly_queries_used"], 28,
+        "{limits}"
+    );
+    assert_eq!(limits["current_usage"]["daily_requests"], 26);
+    assert_eq!(limits["hourly_history"][23]["requests"], 26);
+
+    // Monthly billable totals, hour and day rollups.
+    app.state.usage.flush().await;
+    let month = sqlx::query(
+        "SELECT month, billable_requests FROM usage_monthly_totals WHERE account_id = $1",
+    )
+    .bind(acct.account_id)
+    .fetch_one(&app.state.db.pool)
+    .await
+    .unwrap();
+    assert_eq!(month.get::<String, _>("month"), "2026-11");
+    assert_eq!(month.get::<i64, _>("billable_requests"), 28);
+
+    // Hourly rollups go after 48 hours, daily ones stay; counts survive.
+    app.clock.advance(Duration::from_secs(49 * 3600));
+    super::housekeeping::prune(&app.state).await.unwrap();
+    assert_eq!(
+        count(
+            &app,
+            "SELECT COUNT(*) FROM usage_rollups WHERE grain = 'hour'"
+        )
+        .await,
+        0
+    );
+    let stats = app.get("/v1/usage/stats?days=7", &acct.api_key).await.body;
+    assert_eq!(stats["total_queries"], 28, "{stats}");
+}
+
+#[tokio::test]
+async fn the_quota_counter_after_a_restart_equals_the_rollups() {
+    let app = TestApp::new().await;
+    let acct = app.account(Plan::Free).await;
+    for _ in 0..7 {
+        assert_eq!(app.get("/v1/account", &acct.api_key).await.status, 200);
+    }
+    app.state.usage.flush().await;
+    // A stopping server returns its unused reservations (PostgreSQL); on
+    // SQLite the counter lives in the process and is rebuilt from rollups.
+    if let Some(shared) = &app.state.limits.shared {
+        shared.release().await.unwrap();
+    }
+    let restarted = app.another_server().await;
+    let l = restarted
+        .get("/v1/usage/rate-limits", &acct.api_key)
+        .await
+        .body;
+    assert_eq!(l["current_usage"]["monthly_queries_used"], 8, "{l}");
+    // The counter seeded from the rollups stops at the Free quota of 100.
+    app.clock.advance(Duration::from_secs(60));
+    let mut ok = 8;
+    for i in 0..100 {
+        if i % 9 == 0 {
+            app.clock.advance(Duration::from_secs(60));
+        }
+        if restarted.get("/v1/account", &acct.api_key).await.status == 200 {
+            ok += 1;
+        }
+    }
+    assert_eq!(ok, 100);
+}
+
+#[tokio::test]
+async fn operator_limits_apply_and_are_reported() {
+    let app = TestApp::with(|c| {
+        c.limits.insert(
+            "pro".into(),
+            [
+                (
+                    "requests_per_minute".to_string(),
+                    LimitSetting::Text("unlimited".into()),
+                ),
+                ("monthly_quota".to_string(), LimitSetting::Number(30)),
+                ("api_keys".to_string(), LimitSetting::Number(1)),
+            ]
+            .into(),
+        );
+        c.limits.insert(
+            "starter".into(),
+            [("requests_per_day".to_string(), LimitSetting::Number(3))].into(),
+        );
+    })
+    .await;
+    let pro = app.account(Plan::Pro).await;
+    let mut statuses = Vec::new();
+    for _ in 0..31 {
+        let r = app.get("/v1/account", &pro.api_key).await;
+        // Unlimited minute window: nothing to report in the headers.
+        assert!(r.header("x-ratelimit-limit").is_none());
+        statuses.push(r.status.as_u16());
+    }
+    assert_eq!(statuses.iter().filter(|s| **s == 200).count(), 30);
+    assert_eq!(statuses[30], 429);
+
+    let starter = app.account(Plan::Starter).await;
+    for _ in 0..3 {
+        let r = app.get("/v1/usage/rate-limits", &starter.api_key).await;
+        assert_eq!(r.status, 200);
+        assert_eq!(r.header("x-ratelimit-limit"), Some("60"));
+        assert_eq!(
+            r.body["rate_limit"],
+            json!({"requests_per_minute": 60, "requests_per_day": 3})
+        );
+    }
+    let over = app.get("/v1/account", &starter.api_key).await;
+    assert_eq!(over.status, 429);
+    assert!(
+        over.detail().starts_with("Rate limit exceeded"),
+        "{}",
+        over.detail()
+    );
+
+    // A fresh Pro account reports the effective values.
+    let pro2 = app.account(Plan::Pro).await;
+    let l = app.get("/v1/usage/rate-limits", &pro2.api_key).await.body;
+    assert_eq!(
+        l["rate_limit"]["requests_per_minute"],
+        serde_json::Value::Null
+    );
+    assert_eq!(l["current_usage"]["monthly_queries_limit"], 30);
+}
+
+/// Two servers on one PostgreSQL database, taking alternate requests for one
+/// key, grant exactly what one server grants: the minute limit with its
+/// burst, then the monthly quota. (On SQLite one process enforces limits.)
+#[tokio::test]
+async fn two_servers_grant_exactly_what_one_grants() {
+    let a = TestApp::new().await;
+    if a.state.db.backend != Backend::Postgres {
+        return;
+    }
+    let b = a.another_server().await;
+    let acct = a.account(Plan::Free).await;
+    let servers = [&a, &b];
+    let mut ok = 0;
+    for i in 0..40 {
+        if servers[i % 2]
+            .get("/v1/account", &acct.api_key)
+            .await
+            .status
+            == 200
+        {
+            ok += 1;
+        }
+    }
+    // 10 per minute plus the burst to 2x within five seconds.
+    assert_eq!(ok, 20);
+    // The rest of the Free quota of 100, over later minutes.
+    for i in 0..200 {
+        if i % 10 == 0 {
+            a.clock.advance(Duration::from_secs(60));
+        }
+        if servers[i % 2]
+            .get("/v1/account", &acct.api_key)
+            .await
+            .status
+            == 200
+        {
+            ok += 1;
+        }
+    }
+    assert_eq!(ok, 100);
+}
+
+/// The migration's backfill turns existing raw rows into rollups and
+/// monthly totals (run again here on rows inserted after the migration).
+#[tokio::test]
+async fn the_backfill_rolls_up_existing_rows() {
+    let app = TestApp::new().await;
+    let acct = app.account(Plan::Pro).await;
+    let day = 1_763_683_200_000_i64; // 2025-11-21T00:00:00Z
+    for (ts, client, billable) in [
+        (day + 1_000, None, 1),
+        (day + 2_000, None, 0),
+        (day + 3_600_000, Some(7_i64), 1),
+        (day + 86_400_000, None, 1),
+    ] {
+        sqlx::query(
+            "INSERT INTO usage_events (request_id, account_id, reseller_client_id, ts, method, endpoint, \
+             category, status, response_time_ms, billable) VALUES ($1, $2, $3, $4, 'GET', '/v1/account', \
+             'account', 200, 1, $5)",
+        )
+        .bind(uuid::Uuid::new_v4().to_string())
+        .bind(acct.account_id)
+        .bind(client)
+        .bind(ts)
+        .bind(billable)
+        .execute(&app.state.db.pool)
+        .await
+        .unwrap();
+    }
+    let file = match app.state.db.backend {
+        Backend::Sqlite => include_str!("../../../../migrations/sqlite/0004_usage_rollups.sql"),
+        Backend::Postgres => include_str!("../../../../migrations/postgres/0004_usage_rollups.sql"),
+    };
+    let backfill = file
+        .split("-- Backfill from the raw rows recorded so far.")
+        .nth(1)
+        .unwrap()
+        .split("-- Limits shared")
+        .next()
+        .unwrap();
+    for statement in backfill.split(';').filter(|s| !s.trim().is_empty()) {
+        sqlx::query(sqlx::AssertSqlSafe(statement.to_string()))
+            .execute(&app.state.db.pool)
+            .await
+            .unwrap();
+    }
+    let rows = sqlx::query(
+        "SELECT grain, bucket, client_id, billable, requests FROM usage_rollups \
+         WHERE account_id = $1 ORDER BY grain, bucket, client_id, billable",
+    )
+    .bind(acct.account_id)
+    .fetch_all(&app.state.db.pool)
+    .await
+    .unwrap();
+    let got: Vec<(String, i64, i64, i64, i64)> = rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
+        .collect();
+    let h = 3_600_000;
+    assert_eq!(
+        got,
+        [
+            ("day".into(), day, 0, 0, 1),
+            ("day".into(), day, 0, 1, 1),
+            ("day".into(), day, 7, 1, 1),
+            ("day".into(), day + 24 * h, 0, 1, 1),
+            ("hour".into(), day, 0, 0, 1),
+            ("hour".into(), day, 0, 1, 1),
+            ("hour".into(), day + h, 7, 1, 1),
+            ("hour".into(), day + 24 * h, 0, 1, 1),
+        ]
+    );
+    let months: Vec<(i64, String, i64)> = sqlx::query(
+        "SELECT client_id, month, billable_requests FROM usage_monthly_totals WHERE account_id = $1 \
+         ORDER BY client_id",
+    )
+    .bind(acct.account_id)
+    .fetch_all(&app.state.db.pool)
+    .await
+    .unwrap()
+    .iter()
+    .map(|r| (r.get(0), r.get(1), r.get(2)))
+    .collect();
+    assert_eq!(
+        months,
+        [(0, "2025-11".to_string(), 2), (7, "2025-11".to_string(), 1)]
+    );
+}
