@@ -83,7 +83,7 @@ impl SharedLimiter {
         seed: impl Future<Output = sqlx::Result<u64>>,
     ) -> sqlx::Result<Grant> {
         let key = (window.scope.to_string(), window.start);
-        if let Some(grant) = self.from_block(&key) {
+        if let Some(grant) = self.serve_from_block(&key) {
             return Ok(grant);
         }
         let (granted, used) = self.reserve(window, seed).await?;
@@ -112,7 +112,7 @@ impl SharedLimiter {
         })
     }
 
-    fn from_block(&self, key: &(String, i64)) -> Option<Grant> {
+    fn serve_from_block(&self, key: &(String, i64)) -> Option<Grant> {
         let mut local = self.local.lock().unwrap();
         let entry = local.get_mut(key)?;
         if entry.available == 0 {
