@@ -15,8 +15,10 @@
 # non-2xx answers is reported so that this can be checked.
 #
 # Environment: BENCH_DURATION (15s), BENCH_WARMUP (3s), BENCH_CONNECTIONS (64),
-# BENCH_THREADS (2), BENCH_KEYS (400), OUTREACH_BIN (skip the release build),
-# CARGO_TARGET_DIR (where the release build goes).
+# BENCH_THREADS (2), BENCH_KEYS (3000), BENCH_POSTGRES=1 (run on a fresh
+# PostgreSQL database on 127.0.0.1:5432 instead of embedded SQLite),
+# OUTREACH_BIN (skip the release build), CARGO_TARGET_DIR (where the release
+# build goes).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -31,22 +33,12 @@ ENFORCE="${BENCH_ENFORCE:-1}"
 MIN_RATIO="0.6"
 MAX_P99_MS="5"
 
-if ! command -v wrk >/dev/null; then
-    echo "installing wrk from Debian" >&2
-    SUDO=""
-    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-    $SUDO apt-get update -qq >/dev/null
-    $SUDO apt-get install -y -qq wrk >/dev/null
-fi
-
-if [ -n "${OUTREACH_BIN:-}" ]; then
-    BIN="$OUTREACH_BIN"
-else
-    (cd "$ROOT" && cargo build --release -p outreach --bin outreach)
-    BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/outreach"
-fi
-
 WORK="$(mktemp -d)"
+# shellcheck source=common.sh
+. "$ROOT/tests/bench/common.sh"
+bench_wrk
+BIN="$(bench_binary)"
+
 SERVER_PID=""
 cleanup() {
     if [ -n "$SERVER_PID" ]; then
@@ -61,6 +53,12 @@ export OUTREACH_DATA_DIR="$WORK/data"
 export OUTREACH_LISTEN="127.0.0.1:0"
 export OUTREACH_METRICS_LISTEN="127.0.0.1:0"
 unset OUTREACH_DATABASE_URL OUTREACH_CONFIG || true
+if [ "${BENCH_POSTGRES:-0}" = "1" ]; then
+    DB="outreach_bench_$$"
+    psql -q -h 127.0.0.1 -U postgres -c "CREATE DATABASE $DB" >/dev/null
+    export OUTREACH_DATABASE_URL="postgres://postgres@127.0.0.1:5432/$DB"
+    trap 'cleanup; psql -q -h 127.0.0.1 -U postgres -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null' EXIT
+fi
 
 # The account is made before the server starts so the CLI and the server do
 # not contend for the SQLite file while the server warms up.
@@ -68,68 +66,12 @@ PASSWORD="bench password 123"
 "$BIN" accounts create --email bench@example.com --plan enterprise \
     --password "$PASSWORD" --json >"$WORK/account.json"
 
-"$BIN" serve >"$WORK/stdout" 2>"$WORK/stderr" &
-SERVER_PID=$!
-BASE=""
-for _ in $(seq 1 300); do
-    BASE="$(sed -n 's/^listening on \(http:\/\/.*\)$/\1/p' "$WORK/stdout")"
-    [ -n "$BASE" ] && break
-    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/stderr" >&2; exit 1; }
-    sleep 0.1
-done
-[ -n "$BASE" ] || { echo "server did not start" >&2; cat "$WORK/stderr" >&2; exit 1; }
-for _ in $(seq 1 100); do
-    curl -fsS "$BASE/healthz" >/dev/null 2>&1 && break
-    sleep 0.1
-done
-
-# Sign in on the dashboard API and issue the keys over HTTP: one process and
-# one connection, which is much faster than one CLI process per key.
-python3 - "$BASE" "$PASSWORD" "$KEYS" "$WORK/keys.txt" <<'PY'
-import http.client, json, sys, urllib.parse
-base, password, count, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-u = urllib.parse.urlparse(base)
-conn = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
-def call(method, path, body=None, token=None):
-    headers = {"content-type": "application/json"}
-    if token:
-        headers["authorization"] = "Bearer " + token
-    conn.request(method, path, json.dumps(body) if body is not None else None, headers)
-    r = conn.getresponse()
-    data = r.read()
-    if r.status >= 300:
-        sys.exit(f"{method} {path}: {r.status} {data!r}")
-    return json.loads(data)
-jwt = call("POST", "/auth/login", {"email": "bench@example.com", "password": password})["access_token"]
-with open(out, "w") as f:
-    for i in range(count):
-        f.write(call("POST", "/auth/api-keys", {"name": f"bench-{i}"}, jwt)["api_key"] + "\n")
-PY
+bench_start_server
+bench_keys bench@example.com "$PASSWORD" "$KEYS" "$WORK/keys.txt"
 
 # Every request rotates to the next key. The static route gets the same
 # script and header so both runs pay the same client-side cost.
-cat >"$WORK/rotate.lua" <<'LUA'
-local keys = {}
-local i = 0
-function init(args)
-    for line in io.lines(args[1]) do
-        keys[#keys + 1] = line
-    end
-    -- Threads start at different places in the list.
-    i = math.random(#keys)
-end
-function request()
-    i = i % #keys + 1
-    return wrk.format("GET", nil, { ["Authorization"] = "Bearer " .. keys[i] })
-end
-function done(summary, latency, requests)
-    local e = summary.errors
-    io.write(string.format(
-        "RESULT requests=%d duration_us=%d p50_us=%d p99_us=%d non2xx=%d socket_errors=%d\n",
-        summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
-        e.status, e.connect + e.read + e.write + e.timeout))
-end
-LUA
+bench_rotate_lua
 
 run_wrk() { # label path duration
     wrk -t"$THREADS" -c"$CONNECTIONS" -d"$3" --latency -s "$WORK/rotate.lua" \
@@ -137,7 +79,7 @@ run_wrk() { # label path duration
     grep '^RESULT' "$WORK/wrk-$1.txt" | sed "s/^RESULT/RESULT label=$1/"
 }
 
-echo "outreach $("$BIN" --version | awk '{print $2}') at $BASE; wrk -t$THREADS -c$CONNECTIONS -d$DURATION (warm-up $WARMUP), $KEYS keys, $(nproc) cores" >&2
+echo "outreach $("$BIN" --version | awk '{print $2}') at $BASE (${OUTREACH_DATABASE_URL:-SQLite}); wrk -t$THREADS -c$CONNECTIONS -d$DURATION (warm-up $WARMUP), $KEYS keys, $(nproc) cores" >&2
 run_wrk warm-static /healthz "$WARMUP" >/dev/null
 run_wrk static /healthz "$DURATION" >"$WORK/results.txt"
 run_wrk warm-auth /v1/account "$WARMUP" >/dev/null
