@@ -53,6 +53,8 @@ CREATE TABLE limit_windows (
     window_start BIGINT NOT NULL,
     used BIGINT NOT NULL,
     burst_started BIGINT,
+    -- The size of the last reservation, returned by the one-statement path.
+    last_grant BIGINT NOT NULL DEFAULT 0,
     PRIMARY KEY (scope, window_start)
 );
 CREATE INDEX limit_windows_age ON limit_windows(window_start);

@@ -118,6 +118,57 @@ fn bad_configuration_is_refused_with_a_message() {
     assert!(!missing.status.success());
 }
 
+/// `[limits.<plan>]` values an operator gets wrong stop the server at start
+/// with the setting's name; good ones are accepted from file and environment.
+#[test]
+fn bad_plan_limits_stop_the_server_with_the_settings_name() {
+    let deployment = Deployment::new();
+    for (toml_text, needle) in [
+        ("[limits.gold]\nmonthly_quota = 5\n", "limits.gold"),
+        (
+            "[limits.pro]\nmonthly_qouta = 5\n",
+            "limits.pro.monthly_qouta",
+        ),
+        (
+            "[limits.pro]\nmonthly_quota = -1\n",
+            "limits.pro.monthly_quota",
+        ),
+        (
+            "[limits.pro]\nrequests_per_minute = 0\n",
+            "limits.pro.requests_per_minute",
+        ),
+        (
+            "[limits.free]\nwebhooks = \"many\"\n",
+            "limits.free.webhooks",
+        ),
+        ("[limits.free]\nwebhooks = 1.5\n", "webhooks"),
+    ] {
+        let file = deployment.scratch().join("limits.toml");
+        std::fs::write(&file, toml_text).unwrap();
+        let out = Deployment::new().with_config_file(&file).cli(&["serve"]);
+        assert!(!out.status.success(), "{toml_text}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(needle), "{toml_text}: {stderr}");
+    }
+    let out = Deployment::new()
+        .with_env("OUTREACH_LIMITS_STARTER_MONTHLY_QUOTA", "-3")
+        .cli(&["serve"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("limits.starter.monthly_quota"), "{stderr}");
+
+    let file = deployment.scratch().join("good.toml");
+    std::fs::write(
+        &file,
+        "[limits.pro]\nmonthly_quota = \"unlimited\"\nwebhooks = 25\n",
+    )
+    .unwrap();
+    Deployment::new()
+        .with_config_file(&file)
+        .with_env("OUTREACH_LIMITS_FREE_REQUESTS_PER_MINUTE", "50")
+        .cli_ok(&["migrate"]);
+}
+
 #[test]
 fn migrate_is_idempotent() {
     let deployment = Deployment::new();

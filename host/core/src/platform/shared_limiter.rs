@@ -73,20 +73,37 @@ impl SharedLimiter {
         }
     }
 
-    /// Counts one request in `window` and says whether it may pass. `seed`
-    /// gives the count a window starts from when its row does not exist yet
-    /// (the monthly quota starts from the usage rollups); it is awaited only
-    /// then.
-    pub async fn take(
+    /// Counts one request in `window`, a window that starts from zero (the
+    /// minute and daily limits), and says whether it may pass.
+    pub async fn take(&self, window: Window<'_>) -> sqlx::Result<Grant> {
+        self.take_with(window, None::<std::future::Ready<sqlx::Result<u64>>>)
+            .await
+    }
+
+    /// [`SharedLimiter::take`] for a window whose count starts from `seed`
+    /// when its row does not exist yet (the monthly quota starts from the
+    /// usage rollups); `seed` is awaited only then.
+    pub async fn take_seeded(
         &self,
         window: Window<'_>,
         seed: impl Future<Output = sqlx::Result<u64>>,
+    ) -> sqlx::Result<Grant> {
+        self.take_with(window, Some(seed)).await
+    }
+
+    async fn take_with(
+        &self,
+        window: Window<'_>,
+        seed: Option<impl Future<Output = sqlx::Result<u64>>>,
     ) -> sqlx::Result<Grant> {
         let key = (window.scope.to_string(), window.start);
         if let Some(grant) = self.serve_from_block(&key) {
             return Ok(grant);
         }
-        let (granted, used) = self.reserve(window, seed).await?;
+        let (granted, used) = match self.reserve_block(window, seed.is_none()).await? {
+            Some(reserved) => reserved,
+            None => self.reserve(window, seed).await?,
+        };
         let mut local = self.local.lock().unwrap();
         if local.len() > SWEEP_AT {
             let now = self.clock.now_ms();
@@ -125,15 +142,55 @@ impl SharedLimiter {
         })
     }
 
-    /// Reserves a block from the row (creating it from `seed`); returns
-    /// `(granted, used after)`.
+    /// The common case in one statement: below the limit, adds a block to
+    /// the row (creating it when the window starts from zero). `None` when
+    /// the row is missing (seeded windows) or at its limit: then
+    /// [`SharedLimiter::reserve`] decides under a row lock.
+    async fn reserve_block(
+        &self,
+        w: Window<'_>,
+        from_zero: bool,
+    ) -> sqlx::Result<Option<(u64, u64)>> {
+        let block = format!("LEAST(GREATEST(($3 - w.used) / 16, 1), {MAX_BLOCK}, $3 - w.used)");
+        // Built from fixed fragments only.
+        let sql = if from_zero {
+            format!(
+                "INSERT INTO limit_windows AS w (scope, window_start, used, last_grant) \
+                 VALUES ($1, $2, $4, $4) ON CONFLICT (scope, window_start) \
+                 DO UPDATE SET used = w.used + {block}, last_grant = {block} WHERE w.used < $3 \
+                 RETURNING used, last_grant"
+            )
+        } else {
+            format!(
+                "UPDATE limit_windows AS w SET used = w.used + {block}, last_grant = {block} \
+                 WHERE scope = $1 AND window_start = $2 AND w.used < $3 RETURNING used, last_grant"
+            )
+        };
+        let first_block = (w.limit / 16).clamp(1, MAX_BLOCK).min(w.limit);
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(w.scope)
+            .bind(w.start)
+            .bind(w.limit as i64);
+        if from_zero {
+            query = query.bind(first_block as i64);
+        }
+        let Some(row) = query.fetch_optional(&self.db.pool).await? else {
+            return Ok(None);
+        };
+        let used: i64 = row.try_get("used")?;
+        let granted: i64 = row.try_get("last_grant")?;
+        Ok(Some((granted.max(0) as u64, used.max(0) as u64)))
+    }
+
+    /// Reserves under a row lock (creating the row from `seed`, or from zero
+    /// without one): a block below the limit, one burst request past it, or
+    /// nothing. Returns `(granted, used after)`.
     async fn reserve(
         &self,
         w: Window<'_>,
-        seed: impl Future<Output = sqlx::Result<u64>>,
+        mut seed: Option<impl Future<Output = sqlx::Result<u64>>>,
     ) -> sqlx::Result<(u64, u64)> {
         let now = self.clock.now_ms();
-        let mut seed = Some(seed);
         let (mut tx, row) = loop {
             let mut tx = self.db.pool.begin().await?;
             let row = sqlx::query(
@@ -169,7 +226,7 @@ impl SharedLimiter {
         let (granted, burst_started) = decide(used, burst_started, now, w.limit, w.burst);
         if granted > 0 {
             sqlx::query(
-                "UPDATE limit_windows SET used = used + $1, burst_started = $2 \
+                "UPDATE limit_windows SET used = used + $1, last_grant = $1, burst_started = $2 \
                  WHERE scope = $3 AND window_start = $4",
             )
             .bind(granted as i64)

@@ -67,16 +67,13 @@ async fn window(
     let reset_at_ms = start + len_ms;
     let scope = format!("{name}:key:{}", key.key_id);
     let grant = shared
-        .take(
-            Window {
-                scope: &scope,
-                start,
-                ends_at: reset_at_ms,
-                limit,
-                burst,
-            },
-            std::future::ready(Ok(0)),
-        )
+        .take(Window {
+            scope: &scope,
+            start,
+            ends_at: reset_at_ms,
+            limit,
+            burst,
+        })
         .await?;
     let clamp = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
     Ok(Decision {

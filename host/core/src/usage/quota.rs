@@ -71,7 +71,7 @@ impl QuotaCounters {
                 let seed = async {
                     Ok(store::billable_since(&state.db, subject, period_start).await? as u64)
                 };
-                let grant = shared.take(window, seed).await?;
+                let grant = shared.take_seeded(window, seed).await?;
                 grant.allowed.then_some(grant.used)
             }
             None => {
