@@ -4,17 +4,20 @@
 //! Each limit of a subject in one window is a row of `limit_windows`
 //! (`used`, `burst_started`). A server reserves budget from the row in
 //! blocks and serves requests from its block without asking the database
-//! again. Blocks shrink as the row nears its limit (a sixteenth of what is
-//! left, at most 64) and never reach past it, so near the limit every
-//! server reserves one request at a time: the servers together grant
-//! exactly what one server would, never more. Burst requests past the limit
+//! again. Blocks shrink as the row nears its limit (an eighth of what is
+//! left, at most [`block_cap`]) and never reach past it, so near the limit
+//! every server reserves one request at a time: the servers together grant
+//! exactly what one server would, never more. One reservation per window is
+//! in flight per server at a time (the others wait for it and then serve
+//! from its block), and a window found used up answers 429 from memory
+//! until it ends. Burst requests past the limit
 //! are reserved one at a time too, so the 5-second rule holds across
 //! servers. Unused reservations are returned at shutdown; a crash strands
 //! at most one block per server and window, counted but never served.
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use sqlx::Row;
 
@@ -22,8 +25,11 @@ use super::clock::SharedClock;
 use super::limiter::Burst;
 use crate::store::Db;
 
-/// The largest block a server reserves at once.
-const MAX_BLOCK: u64 = 64;
+/// The largest block a server reserves at once: 128, or a thousandth of a
+/// large limit (a monthly quota), so a crash strands little either way.
+fn block_cap(limit: u64) -> u64 {
+    (limit / 1024).max(128)
+}
 /// Above this many local windows, expired ones are swept.
 const SWEEP_AT: usize = 4096;
 
@@ -44,6 +50,9 @@ struct Local {
     used_seen: u64,
     /// When the window ends; expired windows are swept.
     ends_at: i64,
+    /// The row refused: refusals last until the window ends (a burst only
+    /// ever ends, and other servers never give units back while running).
+    exhausted: bool,
 }
 
 /// One limit's window, as [`SharedLimiter::take`] is asked about it.
@@ -62,6 +71,8 @@ pub struct SharedLimiter {
     db: Db,
     clock: SharedClock,
     local: Mutex<HashMap<(String, i64), Local>>,
+    /// One reservation per window in flight at a time on this server.
+    refills: Mutex<HashMap<(String, i64), Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl SharedLimiter {
@@ -70,6 +81,7 @@ impl SharedLimiter {
             db,
             clock,
             local: Mutex::new(HashMap::new()),
+            refills: Mutex::new(HashMap::new()),
         }
     }
 
@@ -100,6 +112,19 @@ impl SharedLimiter {
         if let Some(grant) = self.serve_from_block(&key) {
             return Ok(grant);
         }
+        // Requests that find the block empty wait for one reservation and
+        // then serve from it, instead of all asking the database at once.
+        let gate = self
+            .refills
+            .lock()
+            .unwrap()
+            .entry(key.clone())
+            .or_default()
+            .clone();
+        let _refilling = gate.lock().await;
+        if let Some(grant) = self.serve_from_block(&key) {
+            return Ok(grant);
+        }
         let (granted, used) = match self.reserve_block(window, seed.is_none()).await? {
             Some(reserved) => reserved,
             None => self.reserve(window, seed).await?,
@@ -108,14 +133,20 @@ impl SharedLimiter {
         if local.len() > SWEEP_AT {
             let now = self.clock.now_ms();
             local.retain(|_, l| l.ends_at > now);
+            self.refills
+                .lock()
+                .unwrap()
+                .retain(|k, gate| local.contains_key(k) || Arc::strong_count(gate) > 1);
         }
         let entry = local.entry(key).or_insert(Local {
             available: 0,
             used_seen: used,
             ends_at: window.ends_at,
+            exhausted: false,
         });
         entry.used_seen = entry.used_seen.max(used);
         if granted == 0 {
+            entry.exhausted = true;
             return Ok(Grant {
                 allowed: false,
                 used: entry.used_seen - entry.available,
@@ -129,9 +160,17 @@ impl SharedLimiter {
         })
     }
 
+    /// Serves from this server's block, or refuses a used-up window;
+    /// `None` when a reservation is needed.
     fn serve_from_block(&self, key: &(String, i64)) -> Option<Grant> {
         let mut local = self.local.lock().unwrap();
         let entry = local.get_mut(key)?;
+        if entry.exhausted {
+            return Some(Grant {
+                allowed: false,
+                used: entry.used_seen,
+            });
+        }
         if entry.available == 0 {
             return None;
         }
@@ -151,7 +190,8 @@ impl SharedLimiter {
         w: Window<'_>,
         from_zero: bool,
     ) -> sqlx::Result<Option<(u64, u64)>> {
-        let block = format!("LEAST(GREATEST(($3 - w.used) / 16, 1), {MAX_BLOCK}, $3 - w.used)");
+        let cap = block_cap(w.limit);
+        let block = format!("LEAST(GREATEST(($3 - w.used) / 8, 1), {cap}, $3 - w.used)");
         // Built from fixed fragments only.
         let sql = if from_zero {
             format!(
@@ -166,7 +206,7 @@ impl SharedLimiter {
                  WHERE scope = $1 AND window_start = $2 AND w.used < $3 RETURNING used, last_grant"
             )
         };
-        let first_block = (w.limit / 16).clamp(1, MAX_BLOCK).min(w.limit);
+        let first_block = (w.limit / 8).clamp(1, cap).min(w.limit);
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(w.scope)
             .bind(w.start)
@@ -316,7 +356,10 @@ fn decide(
 ) -> (u64, Option<i64>) {
     if used < limit {
         let left = limit - used;
-        return ((left / 16).clamp(1, MAX_BLOCK).min(left), burst_started);
+        return (
+            (left / 8).clamp(1, block_cap(limit)).min(left),
+            burst_started,
+        );
     }
     match burst {
         Some(b) if used < limit.saturating_mul(b.factor as u64) => {
@@ -338,8 +381,9 @@ mod tests {
 
     #[test]
     fn blocks_shrink_to_one_near_the_limit_and_never_pass_it() {
-        assert_eq!(decide(0, None, 0, 1000, None).0, 62);
-        assert_eq!(decide(0, None, 0, 100_000, None).0, MAX_BLOCK);
+        assert_eq!(decide(0, None, 0, 1000, None).0, 125);
+        assert_eq!(decide(0, None, 0, 100_000, None).0, 128);
+        assert_eq!(decide(0, None, 0, 999_999, None).0, 976);
         assert_eq!(decide(990, None, 0, 1000, None).0, 1);
         assert_eq!(decide(999, None, 0, 1000, None).0, 1);
         assert_eq!(decide(1000, None, 0, 1000, None).0, 0);
