@@ -203,15 +203,27 @@ async fn usage_survives_a_sigkill() {
     tokio::time::sleep(Duration::from_millis(1000)).await;
     drop(server); // SIGKILL: no graceful flush, no returned reservations
     let server = deployment.start();
-    let r = get(&http, &server.url("/v1/usage/rate-limits"), Some(&account.api_key)).await;
+    let r = get(
+        &http,
+        &server.url("/v1/usage/rate-limits"),
+        Some(&account.api_key),
+    )
+    .await;
     assert_eq!(r.status, 200, "{}", r.text);
-    let used = r.json["current_usage"]["monthly_queries_used"].as_u64().unwrap();
+    let used = r.json["current_usage"]["monthly_queries_used"]
+        .as_u64()
+        .unwrap();
     match outreach_e2e::backend() {
         outreach_e2e::Backend::Sqlite => assert_eq!(used, 8, "{}", r.text),
         // Free's 100 requests are reserved in blocks of 12 at first.
         outreach_e2e::Backend::Postgres => assert!((8..=8 + 12).contains(&used), "{}", r.text),
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let stats = get(&http, &server.url("/v1/usage/stats?days=1"), Some(&account.api_key)).await;
+    let stats = get(
+        &http,
+        &server.url("/v1/usage/stats?days=1"),
+        Some(&account.api_key),
+    )
+    .await;
     assert_eq!(stats.json["total_queries"], 8, "{}", stats.text);
 }

@@ -122,7 +122,9 @@ pub async fn add_usage(
          FROM v WHERE api_keys.id = v.id",
         value_rows(backend, per_key.len(), 3)
     );
-    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    // Not cached: the text differs with the row count, and a prepared
+    // statement per count on every pooled connection would grow memory.
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
     for (id, n, last) in per_key {
         query = query.bind(*id).bind(*n).bind(*last);
     }

@@ -191,12 +191,12 @@ impl SharedLimiter {
         from_zero: bool,
     ) -> sqlx::Result<Option<(u64, u64)>> {
         let cap = block_cap(w.limit);
-        let block = format!("LEAST(GREATEST(($3 - w.used) / 8, 1), {cap}, $3 - w.used)");
+        let block = "LEAST(GREATEST(($3 - w.used) / 8, 1), $4, $3 - w.used)";
         // Built from fixed fragments only.
         let sql = if from_zero {
             format!(
                 "INSERT INTO limit_windows AS w (scope, window_start, used, last_grant) \
-                 VALUES ($1, $2, $4, $4) ON CONFLICT (scope, window_start) \
+                 VALUES ($1, $2, $5, $5) ON CONFLICT (scope, window_start) \
                  DO UPDATE SET used = w.used + {block}, last_grant = {block} WHERE w.used < $3 \
                  RETURNING used, last_grant"
             )
@@ -210,7 +210,8 @@ impl SharedLimiter {
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(w.scope)
             .bind(w.start)
-            .bind(w.limit as i64);
+            .bind(w.limit as i64)
+            .bind(cap as i64);
         if from_zero {
             query = query.bind(first_block as i64);
         }

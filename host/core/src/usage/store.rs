@@ -23,7 +23,9 @@ pub async fn insert_events(
         value_rows(backend, events.len(), COLUMNS)
     );
     // The text is built from fixed fragments and parameter numbers only.
-    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    // Not cached: the text differs with the row count, and a prepared
+    // statement per count on every pooled connection would grow memory.
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
     for e in events {
         query = query
             .bind(uuid::Uuid::now_v7().to_string())
@@ -122,7 +124,9 @@ pub async fn add_rollups(
          VALUES {}{ROLLUP_UPSERT_TAIL}",
         value_rows(backend, rows.len(), 8)
     );
-    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    // Not cached: the text differs with the row count, and a prepared
+    // statement per count on every pooled connection would grow memory.
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
     for (k, n) in rows {
         query = query
             .bind(k.account_id)
@@ -153,7 +157,9 @@ pub async fn add_monthly(
          DO UPDATE SET billable_requests = usage_monthly_totals.billable_requests + excluded.billable_requests",
         value_rows(backend, rows.len(), 4)
     );
-    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+    // Not cached: the text differs with the row count, and a prepared
+    // statement per count on every pooled connection would grow memory.
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
     for ((account, client, month), n) in rows {
         query = query
             .bind(*account)
