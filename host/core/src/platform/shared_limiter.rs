@@ -66,13 +66,16 @@ pub struct Window<'a> {
     pub burst: Option<Burst>,
 }
 
+/// A window of one limit: its scope and start.
+type WindowKey = (String, i64);
+
 #[derive(Debug)]
 pub struct SharedLimiter {
     db: Db,
     clock: SharedClock,
-    local: Mutex<HashMap<(String, i64), Local>>,
+    local: Mutex<HashMap<WindowKey, Local>>,
     /// One reservation per window in flight at a time on this server.
-    refills: Mutex<HashMap<(String, i64), Arc<tokio::sync::Mutex<()>>>>,
+    refills: Mutex<HashMap<WindowKey, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 impl SharedLimiter {
