@@ -274,12 +274,21 @@ impl Config {
             "usage_recent_requests must be at least 10 (recent activity shows 10)"
         );
         self.limits_table()?;
-        for net in &self.outbound_allow_cidrs {
-            crate::http::client_ip::parse_net(net)
-                .map_err(anyhow::Error::msg)
-                .with_context(|| format!("outbound_allow_cidrs entry {net}"))?;
-        }
+        self.outbound_allow_nets()?;
         Ok(())
+    }
+
+    /// `outbound_allow_cidrs`, parsed; an entry that is not an address or
+    /// range is an error naming it.
+    pub fn outbound_allow_nets(&self) -> anyhow::Result<Vec<ipnet::IpNet>> {
+        self.outbound_allow_cidrs
+            .iter()
+            .map(|net| {
+                crate::http::client_ip::parse_net(net)
+                    .map_err(anyhow::Error::msg)
+                    .with_context(|| format!("outbound_allow_cidrs entry {net}"))
+            })
+            .collect()
     }
 
     /// The effective plan limits: spec/1's, overridden by `[limits.<plan>]`.

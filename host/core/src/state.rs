@@ -133,15 +133,16 @@ impl AppState {
         let jwt = JwtKeys::new(&secrets.derive("dashboard-jwt"));
         let outbound = crate::platform::outbound::policy(&config)?;
         let limits_table = Arc::new(config.limits_table()?);
-        let plugins = match plugins {
-            Plugins::Load => {
-                let cache = default_plugin_cache(&config);
+        let artifact_cache = match plugins {
+            Plugins::Load => Some(default_plugin_cache(&config)),
+            Plugins::LoadCachedIn(cache) => Some(cache),
+            Plugins::None => None,
+        };
+        let plugins = match artifact_cache {
+            Some(cache) => {
                 start_plugins_with(&config, &outbound, Some(Duration::from_secs(2)), cache).await?
             }
-            Plugins::LoadCachedIn(cache) => {
-                start_plugins_with(&config, &outbound, Some(Duration::from_secs(2)), cache).await?
-            }
-            Plugins::None => PluginRuntime::new(RuntimeConfig {
+            None => PluginRuntime::new(RuntimeConfig {
                 load_first_party: false,
                 watch_interval: None,
                 ..RuntimeConfig::default()

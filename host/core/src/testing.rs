@@ -83,6 +83,12 @@ pub async fn fresh_postgres_database() -> (String, String) {
     (format!("{base}/{name}"), name)
 }
 
+/// Precompiled components are keyed by content and engine hash, so every
+/// test shares one cache across its temporary data dirs.
+fn shared_plugin_cache() -> Plugins {
+    Plugins::LoadCachedIn(std::env::temp_dir().join("outreach-test-plugin-cache"))
+}
+
 impl TestApp {
     /// The core areas only (accounts, keys, sign-in, usage).
     pub async fn new() -> TestApp {
@@ -127,10 +133,7 @@ impl TestApp {
         // The core area always; callers may pass a full list that has it.
         let mut all = vec![crate::AREA];
         all.extend(areas.iter().filter(|a| a.name != crate::AREA.name));
-        // Precompiled components are keyed by content and engine hash, so
-        // every test shares one cache across its temporary data dirs.
-        let cache = std::env::temp_dir().join("outreach-test-plugin-cache");
-        let state = AppState::build_with(config, clock.clone(), Plugins::LoadCachedIn(cache), &all)
+        let state = AppState::build_with(config, clock.clone(), shared_plugin_cache(), &all)
             .await
             .unwrap();
         let router = crate::http::app::router(state.clone(), &all);
@@ -148,11 +151,10 @@ impl TestApp {
     /// `outreach serve` process would be (or this one after a restart).
     pub async fn another_server(&self) -> TestApp {
         let config = (*self.state.config).clone();
-        let cache = std::env::temp_dir().join("outreach-test-plugin-cache");
         let state = AppState::build_with(
             config,
             self.clock.clone(),
-            Plugins::LoadCachedIn(cache),
+            shared_plugin_cache(),
             &self.areas,
         )
         .await

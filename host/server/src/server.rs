@@ -167,9 +167,9 @@ async fn housekeeping(state: AppState) {
             Ok(p) => tracing::info!(
                 cache = p.vendor_cache,
                 tokens = p.reset_tokens,
-                raw_usage = p.raw_usage,
-                rollups = p.rollups,
-                limit_windows = p.limit_windows,
+                raw_usage = p.usage.raw_usage,
+                rollups = p.usage.rollups,
+                limit_windows = p.usage.limit_windows,
                 "pruned expired rows"
             ),
             Err(e) => tracing::error!(error = %e, "pruning failed"),
@@ -182,9 +182,7 @@ async fn housekeeping(state: AppState) {
 pub struct Pruned {
     pub vendor_cache: u64,
     pub reset_tokens: u64,
-    pub raw_usage: u64,
-    pub rollups: u64,
-    pub limit_windows: u64,
+    pub usage: outreach_core::usage::housekeeping::Pruned,
 }
 
 /// One pass of [`housekeeping`].
@@ -198,8 +196,6 @@ pub async fn prune(state: &AppState) -> anyhow::Result<Pruned> {
     Ok(Pruned {
         vendor_cache,
         reset_tokens,
-        raw_usage: usage.raw_usage,
-        rollups: usage.rollups,
-        limit_windows: usage.limit_windows,
+        usage,
     })
 }

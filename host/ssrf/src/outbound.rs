@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use tokio::net::TcpStream;
 
-use crate::ip::blocked_reason;
+use crate::resolver::lookup_checked;
 use crate::{GuardError, GuardPolicy};
 
 /// Resolves `host` (a name or an IP literal, IPv6 with or without brackets)
@@ -29,24 +29,7 @@ pub async fn resolve_checked(
     if bare.is_empty() {
         return Err(GuardError::InvalidUrl("empty host".into()));
     }
-    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((bare, port))
-        .await
-        .map_err(|e| GuardError::Connect(format!("DNS lookup of {bare} failed: {e}")))?
-        .collect();
-    if addrs.is_empty() {
-        return Err(GuardError::Connect(format!("{bare} has no addresses")));
-    }
-    for addr in &addrs {
-        if let Some(reason) = blocked_reason(addr.ip(), policy) {
-            tracing::warn!(host = bare, %reason, "outbound policy refused an address");
-            return Err(GuardError::Blocked(if addr.ip().to_string() == bare {
-                reason
-            } else {
-                format!("{reason} (resolved from {bare})")
-            }));
-        }
-    }
-    Ok(addrs)
+    lookup_checked(bare, port, policy).await
 }
 
 /// Opens a TCP connection to `host:port` after [`resolve_checked`], trying

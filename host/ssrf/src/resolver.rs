@@ -45,12 +45,23 @@ impl GuardedResolver {
     /// misconfigured or an attack, and silently connecting to the remainder
     /// would hide that.
     pub async fn resolve_checked(&self, host: &str) -> Result<Vec<SocketAddr>, GuardError> {
-        let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, 0))
-            .await
-            .map_err(|e| GuardError::Connect(format!("DNS lookup of {host} failed: {e}")))?
-            .collect();
-        check_resolved(host, addrs, &self.policy)
+        lookup_checked(host, 0, &self.policy).await
     }
+}
+
+/// Resolves `host` with the system resolver and applies the policy to every
+/// address; the addresses come back with `port`. Shared by the HTTP
+/// resolver and the non-HTTP connections of `outbound.rs`.
+pub(crate) async fn lookup_checked(
+    host: &str,
+    port: u16,
+    policy: &GuardPolicy,
+) -> Result<Vec<SocketAddr>, GuardError> {
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
+        .await
+        .map_err(|e| GuardError::Connect(format!("DNS lookup of {host} failed: {e}")))?
+        .collect();
+    check_resolved(host, addrs, policy)
 }
 
 /// Applies the policy to a lookup result; split out so tests can feed it
@@ -66,6 +77,11 @@ fn check_resolved(
     for addr in &addrs {
         if let Some(reason) = blocked_reason(addr.ip(), policy) {
             tracing::warn!(host, %reason, "SSRF guard refused a resolved address");
+            // An address given as itself (a non-HTTP connection to a
+            // literal) was not resolved from anything.
+            if addr.ip().to_string() == host {
+                return Err(GuardError::Blocked(reason));
+            }
             return Err(GuardError::Blocked(format!(
                 "{reason} (resolved from {host})"
             )));

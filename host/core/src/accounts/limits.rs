@@ -23,16 +23,21 @@ pub enum LimitSetting {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanLimits {
     pub requests_per_minute: Option<u64>,
-    /// A daily cap per API key. Unset by default: the minute window alone
-    /// bounds a day (reported as per-minute x 1440).
-    pub requests_per_day: Option<u64>,
-    /// Whether `requests_per_day` was set by the operator and is enforced.
-    pub daily_cap_enforced: bool,
+    /// The operator's daily cap per API key (`requests_per_day`), enforced.
+    /// Unset by default: the minute window alone bounds a day.
+    pub daily_cap: Option<u64>,
     pub monthly_quota: Option<u64>,
     quotas: [Option<u64>; Quota::ALL.len()],
 }
 
 impl PlanLimits {
+    /// `requests_per_day` as reported: the daily cap, else the most the
+    /// minute window lets through in a day; `None` is unlimited.
+    pub fn requests_per_day(&self) -> Option<u64> {
+        self.daily_cap
+            .or(self.requests_per_minute.map(|r| r * 1440))
+    }
+
     /// The per-area cap of `quota`; `None` is unlimited.
     pub fn quota(&self, quota: Quota) -> Option<u64> {
         self.quotas[quota as usize]
@@ -71,15 +76,11 @@ impl Default for LimitsTable {
 impl LimitsTable {
     /// spec/1 "Limits" and the per-area caps of `Quota::default_limit`.
     pub fn spec() -> LimitsTable {
-        LimitsTable(Plan::ALL.map(|plan| {
-            let rpm = Some(plan.requests_per_minute() as u64);
-            PlanLimits {
-                requests_per_minute: rpm,
-                requests_per_day: rpm.map(|r| r * 1440),
-                daily_cap_enforced: false,
-                monthly_quota: Some(plan.monthly_quota()),
-                quotas: Quota::ALL.map(|q| q.default_limit(plan)),
-            }
+        LimitsTable(Plan::ALL.map(|plan| PlanLimits {
+            requests_per_minute: Some(plan.requests_per_minute() as u64),
+            daily_cap: None,
+            monthly_quota: Some(plan.monthly_quota()),
+            quotas: Quota::ALL.map(|q| q.default_limit(plan)),
         }))
     }
 
@@ -115,10 +116,7 @@ impl LimitsTable {
                 };
                 match key.as_str() {
                     "requests_per_minute" => limits.requests_per_minute = value,
-                    "requests_per_day" => {
-                        limits.requests_per_day = value;
-                        limits.daily_cap_enforced = value.is_some();
-                    }
+                    "requests_per_day" => limits.daily_cap = value,
                     "monthly_quota" => limits.monthly_quota = value,
                     other => {
                         let quota = Quota::ALL
@@ -130,10 +128,6 @@ impl LimitsTable {
                         limits.quotas[quota as usize] = value;
                     }
                 }
-            }
-            // Without an explicit daily cap the day is bounded by the minute window.
-            if !limits.daily_cap_enforced {
-                limits.requests_per_day = limits.requests_per_minute.map(|r| r * 1440);
             }
         }
         Ok(table)
@@ -158,7 +152,7 @@ mod tests {
     fn defaults_are_the_spec_and_overrides_apply_per_plan() {
         let spec = LimitsTable::spec();
         assert_eq!(spec.of(Plan::Pro).requests_per_minute, Some(300));
-        assert_eq!(spec.of(Plan::Pro).requests_per_day, Some(300 * 1440));
+        assert_eq!(spec.of(Plan::Pro).requests_per_day(), Some(300 * 1440));
         assert_eq!(spec.of(Plan::Free).monthly_quota, Some(100));
         assert_eq!(spec.of(Plan::Starter).quota(Quota::Workflows), Some(5));
 
@@ -169,13 +163,13 @@ mod tests {
         .unwrap();
         let pro = t.of(Plan::Pro);
         assert_eq!(pro.requests_per_minute, Some(5000));
-        assert_eq!(pro.requests_per_day, Some(5000 * 1440));
-        assert!(!pro.daily_cap_enforced);
+        assert_eq!(pro.requests_per_day(), Some(5000 * 1440));
+        assert_eq!(pro.daily_cap, None);
         assert_eq!(pro.monthly_quota, None);
         assert_eq!(pro.quota(Quota::Workflows), Some(100));
         let free = t.of(Plan::Free);
-        assert_eq!(free.requests_per_day, Some(500));
-        assert!(free.daily_cap_enforced);
+        assert_eq!(free.requests_per_day(), Some(500));
+        assert_eq!(free.daily_cap, Some(500));
         assert_eq!(free.quota(Quota::Sequences), Some(3));
         assert_eq!(t.of(Plan::Starter), spec.of(Plan::Starter));
     }

@@ -6,23 +6,14 @@
 //! [`outreach_ssrf::connect_checked`] for non-HTTP protocols); this module
 //! builds the policy from the configuration once, at start-up.
 
-use anyhow::Context;
 use outreach_ssrf::GuardPolicy;
 
 use crate::config::Config;
-use crate::http::client_ip::parse_net;
 
 /// The policy for this server: strict, plus the operator's CIDR allowlist,
 /// plus loopback when a test-only setting asks for it.
 pub fn policy(config: &Config) -> anyhow::Result<GuardPolicy> {
-    let mut allow_nets = Vec::with_capacity(config.outbound_allow_cidrs.len());
-    for net in &config.outbound_allow_cidrs {
-        allow_nets.push(
-            parse_net(net)
-                .map_err(anyhow::Error::msg)
-                .with_context(|| format!("outbound_allow_cidrs entry {net}"))?,
-        );
-    }
+    let allow_nets = config.outbound_allow_nets()?;
     let allow_loopback = config.outbound_allows_loopback();
     if allow_loopback {
         tracing::warn!(

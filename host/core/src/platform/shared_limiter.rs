@@ -30,6 +30,14 @@ use crate::store::Db;
 fn block_cap(limit: u64) -> u64 {
     (limit / 1024).max(128)
 }
+
+/// The block to reserve from a row at `used` below `limit`: an eighth of
+/// what is left, at least one, at most the cap, never past the limit. The
+/// one-statement path computes the same in SQL.
+fn block(used: u64, limit: u64) -> u64 {
+    let left = limit - used;
+    (left / 8).clamp(1, block_cap(limit)).min(left)
+}
 /// Above this many local windows, expired ones are swept.
 const SWEEP_AT: usize = 4096;
 
@@ -165,7 +173,7 @@ impl SharedLimiter {
 
     /// Serves from this server's block, or refuses a used-up window;
     /// `None` when a reservation is needed.
-    fn serve_from_block(&self, key: &(String, i64)) -> Option<Grant> {
+    fn serve_from_block(&self, key: &WindowKey) -> Option<Grant> {
         let mut local = self.local.lock().unwrap();
         let entry = local.get_mut(key)?;
         if entry.exhausted {
@@ -194,22 +202,22 @@ impl SharedLimiter {
         from_zero: bool,
     ) -> sqlx::Result<Option<(u64, u64)>> {
         let cap = block_cap(w.limit);
-        let block = "LEAST(GREATEST(($3 - w.used) / 8, 1), $4, $3 - w.used)";
+        let block_sql = "LEAST(GREATEST(($3 - w.used) / 8, 1), $4, $3 - w.used)";
         // Built from fixed fragments only.
         let sql = if from_zero {
             format!(
                 "INSERT INTO limit_windows AS w (scope, window_start, used, last_grant) \
                  VALUES ($1, $2, $5, $5) ON CONFLICT (scope, window_start) \
-                 DO UPDATE SET used = w.used + {block}, last_grant = {block} WHERE w.used < $3 \
+                 DO UPDATE SET used = w.used + {block_sql}, last_grant = {block_sql} WHERE w.used < $3 \
                  RETURNING used, last_grant"
             )
         } else {
             format!(
-                "UPDATE limit_windows AS w SET used = w.used + {block}, last_grant = {block} \
+                "UPDATE limit_windows AS w SET used = w.used + {block_sql}, last_grant = {block_sql} \
                  WHERE scope = $1 AND window_start = $2 AND w.used < $3 RETURNING used, last_grant"
             )
         };
-        let first_block = (w.limit / 8).clamp(1, cap).min(w.limit);
+        let first_block = block(0, w.limit);
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(w.scope)
             .bind(w.start)

@@ -2,6 +2,7 @@
 //! with the spec's burst, and the daily cap when an operator sets one. In
 //! this process on SQLite; shared through the database on PostgreSQL.
 
+use super::store::DAY_MS;
 use crate::api_keys::VerifiedKey;
 use crate::error::ApiResult;
 use crate::platform::limiter::{API_BURST, Burst, Decision, Limiter};
@@ -9,7 +10,12 @@ use crate::platform::shared_limiter::Window;
 use crate::state::AppState;
 
 const MINUTE_MS: i64 = 60_000;
-const DAY_MS: i64 = 86_400_000;
+
+/// The start of the window of `len_ms` holding `now` (windows are aligned
+/// to the epoch, as the in-process limiter's are).
+fn window_start(now: i64, len_ms: i64) -> i64 {
+    now - now.rem_euclid(len_ms)
+}
 
 /// The minute-window decision for `key`, or `None` when its plan's minute
 /// limit is unlimited.
@@ -32,8 +38,7 @@ pub async fn minute(state: &AppState, key: &VerifiedKey) -> ApiResult<Option<Dec
 
 /// The daily decision for `key`, or `None` when no daily cap is set.
 pub async fn day(state: &AppState, key: &VerifiedKey) -> ApiResult<Option<Decision>> {
-    let limits = state.plan_limits(key.plan);
-    let (true, Some(limit)) = (limits.daily_cap_enforced, limits.requests_per_day) else {
+    let Some(limit) = state.plan_limits(key.plan).daily_cap else {
         return Ok(None);
     };
     let d = window(
@@ -63,7 +68,7 @@ async fn window(
         return Ok(local.check(&key.key_id.to_string(), limit));
     };
     let now = state.clock.now_ms();
-    let start = now - now.rem_euclid(len_ms);
+    let start = window_start(now, len_ms);
     let reset_at_ms = start + len_ms;
     let scope = format!("{name}:key:{}", key.key_id);
     let grant = shared
@@ -91,7 +96,7 @@ pub async fn minute_used(state: &AppState, key_id: i64) -> ApiResult<u64> {
     match &state.limits.shared {
         Some(shared) => {
             let now = state.clock.now_ms();
-            let start = now - now.rem_euclid(MINUTE_MS);
+            let start = window_start(now, MINUTE_MS);
             Ok(shared.used(&format!("minute:key:{key_id}"), start).await?)
         }
         None => Ok(state.limits.api.used(&key_id.to_string()) as u64),

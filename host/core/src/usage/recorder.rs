@@ -173,7 +173,7 @@ impl Writer {
 
 /// Writes one batch in one transaction; returns the accounts whose raw rows
 /// it wrote.
-pub async fn write_batch(db: &Db, events: &[UsageEvent], keep: usize) -> anyhow::Result<Vec<i64>> {
+async fn write_batch(db: &Db, events: &[UsageEvent], keep: usize) -> anyhow::Result<Vec<i64>> {
     let mut rollups: BTreeMap<RollupKey, i64> = BTreeMap::new();
     let mut monthly: BTreeMap<(i64, i64, String), i64> = BTreeMap::new();
     let mut per_key: HashMap<i64, (i64, i64)> = HashMap::new();

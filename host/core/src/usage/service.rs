@@ -98,16 +98,12 @@ pub struct RecentRequest {
     pub results_count: i64,
 }
 
-fn day_start(ms: i64) -> i64 {
-    ms - ms.rem_euclid(DAY_MS)
-}
-
 pub async fn stats(state: &AppState, caller: &Caller, days: i64) -> ApiResult<UsageStats> {
     if !(1..=90).contains(&days) {
         return Err(ApiError::bad_request("days must be between 1 and 90"));
     }
     let now = state.clock.now_ms();
-    let since = day_start(now) - (days - 1) * DAY_MS;
+    let since = Grain::Day.bucket(now) - (days - 1) * DAY_MS;
     let per_day = store::per_bucket(&state.db, caller.account_id, Grain::Day, since).await?;
     let daily_breakdown = (0..days)
         .map(|i| {
@@ -174,7 +170,7 @@ pub async fn rate_limits(state: &AppState, caller: &Caller) -> ApiResult<RateLim
     };
     let (period_start, reset_at) = billing_period(billing_day, now);
     let monthly_used = state.quota.used(state, subject, period_start).await?;
-    let hour_now = now - now.rem_euclid(HOUR_MS);
+    let hour_now = Grain::Hour.bucket(now);
     let since_hours = hour_now - 23 * HOUR_MS;
     let per_hour =
         store::per_bucket(&state.db, caller.account_id, Grain::Hour, since_hours).await?;
@@ -193,18 +189,24 @@ pub async fn rate_limits(state: &AppState, caller: &Caller) -> ApiResult<RateLim
     let top = store::grouped(
         &state.db,
         caller.account_id,
-        day_start(now) - 29 * DAY_MS,
+        Grain::Day.bucket(now) - 29 * DAY_MS,
         GroupColumn::Endpoint,
         10,
     )
     .await?;
     let limits = state.plan_limits(caller.plan);
-    let today = store::per_bucket(&state.db, caller.account_id, Grain::Day, day_start(now)).await?;
+    let today = store::per_bucket(
+        &state.db,
+        caller.account_id,
+        Grain::Day,
+        Grain::Day.bucket(now),
+    )
+    .await?;
     Ok(RateLimits {
         plan: caller.plan,
         rate_limit: RateLimitConfig {
             requests_per_minute: limits.requests_per_minute,
-            requests_per_day: limits.requests_per_day,
+            requests_per_day: limits.requests_per_day(),
         },
         current_usage: CurrentUsage {
             minute_requests: super::limits::minute_used(state, caller.api_key_id).await?,
