@@ -2,11 +2,22 @@
 //! templates and the marketplace (spec/2 "Webhooks", spec/3 "Workflows",
 //! "Templates").
 //!
-//! Each spec area becomes one module folder here (`webhooks/`, `workflows/`,
-//! `templates/`, `marketplace/`) with `routes.rs`, `service.rs`, `store.rs`
-//! and `tests.rs`, as its issue lands.
+//! Each spec area is one module folder here with `routes.rs`, `service.rs`,
+//! `store.rs` and `tests.rs`: `webhooks/` now; `workflows/`, `templates/`
+//! and `marketplace/` as their issues land.
 
 use outreach_core::Area;
 
-/// Routes and services of the automation areas (none have landed yet).
-pub const AREA: Area = Area::empty("automation");
+pub mod webhooks;
+
+/// The automation areas: webhook routes, the deliverer service and its
+/// fan-out and delivery workers.
+pub const AREA: Area = Area {
+    name: "automation",
+    v1: webhooks::routes::router,
+    public: utoipa_axum::router::OpenApiRouter::new,
+    extend: |state, ext| {
+        ext.insert(webhooks::deliver::Deliverer::new(state));
+    },
+    workers: webhooks::deliver::start_workers,
+};

@@ -26,6 +26,10 @@ pub struct Area {
     /// are built from the core state they are given; they must not keep a
     /// clone of the `AppState` itself (that would be a reference cycle).
     pub extend: fn(&AppState, &mut Extensions),
+    /// Starts the area's background workers (`outreach serve` calls it once,
+    /// after the state is built). Tests leave workers off and drive one
+    /// pass at a time with the manual clock.
+    pub workers: fn(&AppState),
 }
 
 impl Area {
@@ -37,12 +41,16 @@ impl Area {
             v1: OpenApiRouter::new,
             public: OpenApiRouter::new,
             extend: no_services,
+            workers: no_workers,
         }
     }
 }
 
 /// [`Area::extend`] for an area that adds no services.
 pub fn no_services(_: &AppState, _: &mut Extensions) {}
+
+/// [`Area::workers`] for an area without background work.
+pub fn no_workers(_: &AppState) {}
 
 impl std::fmt::Debug for Area {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

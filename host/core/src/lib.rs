@@ -31,6 +31,7 @@ pub const AREA: Area = Area {
     v1: core_v1_routes,
     public: auth::routes::router,
     extend: area::no_services,
+    workers: area::no_workers,
 };
 
 fn core_v1_routes() -> utoipa_axum::router::OpenApiRouter<AppState> {

@@ -74,6 +74,9 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     tracing::info!(%addr, database = %outreach_core::store::redact_url(&state.config.database_url()), "serving");
 
     tokio::spawn(housekeeping(state.clone()));
+    for area in &crate::AREAS {
+        (area.workers)(&state);
+    }
     let app = router(state.clone(), &crate::AREAS);
     axum::serve(
         listener,

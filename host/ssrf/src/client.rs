@@ -28,6 +28,15 @@ pub struct ClientOptions {
     pub max_request_bytes: usize,
     /// `User-Agent` sent unless the request sets its own.
     pub user_agent: String,
+    /// When false, a 3xx answer is returned to the caller as it is instead of
+    /// being followed (webhook receivers are not redirected).
+    pub follow_redirects: bool,
+    /// When true, a body over [`max_response_bytes`](Self::max_response_bytes)
+    /// is cut there instead of failing, and the timeout bounds the answer's
+    /// status line and headers: the body is read only within what is left
+    /// of it, and whatever arrived by then is kept. For callers that judge
+    /// the status and keep an excerpt (webhook deliveries).
+    pub truncate_response: bool,
 }
 
 impl Default for ClientOptions {
@@ -39,6 +48,8 @@ impl Default for ClientOptions {
             max_response_bytes: 10 * 1024 * 1024,
             max_request_bytes: 10 * 1024 * 1024,
             user_agent: concat!("Outreach/", env!("CARGO_PKG_VERSION")).to_owned(),
+            follow_redirects: true,
+            truncate_response: false,
         }
     }
 }
@@ -83,6 +94,8 @@ pub struct GuardedResponse {
     pub body: Vec<u8>,
     /// The URL that produced this response, after redirects.
     pub final_url: Url,
+    /// Whether `body` was cut (see [`ClientOptions::truncate_response`]).
+    pub truncated: bool,
 }
 
 impl GuardedResponse {
@@ -180,9 +193,18 @@ impl GuardedClient {
         let timeout = req.timeout.unwrap_or(self.options.timeout);
         // One deadline over all hops and the body read, so that a slow drip of
         // redirects or body bytes cannot hold a worker longer than the budget.
-        match tokio::time::timeout(
-            timeout,
-            self.exchange(req.method, req.url, headers, req.body, hop_check),
+        let deadline = tokio::time::Instant::now() + timeout;
+        let exchange = self.exchange(req.method.clone(), req.url, headers, req.body, hop_check);
+        let (response, final_url) = match tokio::time::timeout_at(deadline, exchange).await {
+            Ok(result) => result?,
+            Err(_) => return Err(GuardError::Timeout),
+        };
+        if self.options.truncate_response {
+            return Ok(self.read_excerpt(response, final_url, deadline).await);
+        }
+        match tokio::time::timeout_at(
+            deadline,
+            self.read_response(response, &req.method, final_url),
         )
         .await
         {
@@ -198,7 +220,7 @@ impl GuardedClient {
         mut headers: HeaderMap,
         mut body: Option<Vec<u8>>,
         hop_check: &(dyn Fn(&Url) -> Result<(), String> + Sync),
-    ) -> Result<GuardedResponse, GuardError> {
+    ) -> Result<(reqwest::Response, Url), GuardError> {
         let mut redirects = 0;
         loop {
             // Literal addresses never reach the resolver, so they are checked
@@ -217,8 +239,9 @@ impl GuardedClient {
 
             let status = response.status();
             let location = response.headers().get(header::LOCATION).cloned();
-            let Some(location) = location.filter(|_| is_followed_redirect(status)) else {
-                return self.read_response(response, &method, url).await;
+            let follow = self.options.follow_redirects && is_followed_redirect(status);
+            let Some(location) = location.filter(|_| follow) else {
+                return Ok((response, url));
             };
             if redirects >= self.options.max_redirects {
                 return Err(GuardError::TooManyRedirects {
@@ -288,16 +311,7 @@ impl GuardedClient {
             return Err(GuardError::ResponseTooLarge { limit });
         }
         let status = response.status().as_u16();
-        let headers = response
-            .headers()
-            .iter()
-            .map(|(name, value)| {
-                (
-                    name.as_str().to_owned(),
-                    String::from_utf8_lossy(value.as_bytes()).into_owned(),
-                )
-            })
-            .collect();
+        let headers = header_list(response.headers());
         // The declared length is only trusted as a capacity hint, never as a limit.
         let mut body = Vec::with_capacity(declared.map_or(0, |len| len as usize));
         while let Some(chunk) = response.chunk().await.map_err(map_reqwest_error)? {
@@ -311,8 +325,63 @@ impl GuardedClient {
             headers,
             body,
             final_url,
+            truncated: false,
         })
     }
+
+    /// Reads at most `max_response_bytes` of the body until `deadline`, then
+    /// stops; a transport error or the deadline ends the excerpt early. The
+    /// rest is never read: dropping the response closes the connection.
+    async fn read_excerpt(
+        &self,
+        mut response: reqwest::Response,
+        final_url: Url,
+        deadline: tokio::time::Instant,
+    ) -> GuardedResponse {
+        let limit = self.options.max_response_bytes;
+        let status = response.status().as_u16();
+        let headers = header_list(response.headers());
+        let mut body = Vec::new();
+        let mut truncated = false;
+        loop {
+            match tokio::time::timeout_at(deadline, response.chunk()).await {
+                Ok(Ok(Some(chunk))) => {
+                    let room = limit - body.len();
+                    if chunk.len() > room {
+                        body.extend_from_slice(&chunk[..room]);
+                        truncated = true;
+                        break;
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+                Ok(Ok(None)) => break,
+                Ok(Err(_)) | Err(_) => {
+                    truncated = true;
+                    break;
+                }
+            }
+        }
+        GuardedResponse {
+            status,
+            headers,
+            body,
+            final_url,
+            truncated,
+        }
+    }
+}
+
+/// Lower-case names and lossily decoded values, in received order.
+fn header_list(headers: &HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            (
+                name.as_str().to_owned(),
+                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
 }
 
 /// 300 (no single target) and 304 (not a move) are returned to the caller.

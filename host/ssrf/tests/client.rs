@@ -453,3 +453,54 @@ fn send_futures_are_send() {
     assert_send(&client.send(GuardedRequest::get(url.clone())));
     assert_send(&client.send_with(GuardedRequest::get(url), &check));
 }
+
+#[tokio::test]
+async fn truncating_keeps_an_excerpt_and_the_status() {
+    let big = "a".repeat(100_000);
+    let server = TestServer::start(move |_| ok(&big)).await;
+    let client = client_with(GuardPolicy::allow_loopback_for_tests(), |o| {
+        o.max_response_bytes = 1000;
+        o.truncate_response = true;
+    });
+    let resp = client
+        .send(GuardedRequest::get(server.url("/")))
+        .await
+        .unwrap();
+    assert_eq!(resp.status, 200);
+    assert_eq!(resp.body.len(), 1000);
+    assert!(resp.truncated);
+
+    // Headers in time and a body that never ends: the status counts, the
+    // excerpt is what arrived before the deadline.
+    let drip = TestServer::start(|_| {
+        Reply::Raw(b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\nhello".to_vec())
+    })
+    .await;
+    let client = client_with(GuardPolicy::allow_loopback_for_tests(), |o| {
+        o.truncate_response = true;
+        o.timeout = Duration::from_millis(300);
+    });
+    let resp = client
+        .send(GuardedRequest::get(drip.url("/")))
+        .await
+        .unwrap();
+    assert_eq!((resp.status, resp.body.as_slice()), (200, &b"hello"[..]));
+    assert!(resp.truncated);
+}
+
+#[tokio::test]
+async fn redirects_can_be_returned_instead_of_followed() {
+    let target = TestServer::start(|_| ok("target")).await;
+    let location = target.url("/").to_string();
+    let server = TestServer::start(move |_| redirect(302, &location)).await;
+    let client = client_with(GuardPolicy::allow_loopback_for_tests(), |o| {
+        o.follow_redirects = false
+    });
+    let resp = client
+        .send(GuardedRequest::get(server.url("/")))
+        .await
+        .unwrap();
+    assert_eq!(resp.status, 302);
+    settle().await;
+    assert_eq!(target.accepted(), 0);
+}

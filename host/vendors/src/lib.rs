@@ -16,4 +16,5 @@ pub const AREA: Area = Area {
     v1: vendor_keys::routes::router,
     public: vendor_keys::routes::public_router,
     extend: outreach_core::area::no_services,
+    workers: outreach_core::area::no_workers,
 };

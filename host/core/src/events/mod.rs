@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::{AnyConnection, Row};
 
-use crate::store::Db;
+use crate::store::{Backend, Db};
 
 #[cfg(test)]
 mod tests;
@@ -71,11 +71,16 @@ pub enum EventType {
     /// A contact unsubscribed. Tracking and inbox, in `outreach-outbound`.
     #[serde(rename = "sequence.unsubscribed")]
     SequenceUnsubscribed,
+    /// Beyond spec/2: a webhook subscription was disabled because its
+    /// deliveries kept failing for five days. Webhooks, in
+    /// `outreach-automation`.
+    #[serde(rename = "webhook.disabled")]
+    WebhookDisabled,
 }
 
 impl EventType {
-    /// Every event type, in spec/2's order.
-    pub const ALL: [EventType; 16] = [
+    /// Every event type: spec/2's list in its order, then ours.
+    pub const ALL: [EventType; 17] = [
         EventType::SearchAlert,
         EventType::KeywordMatch,
         EventType::AudienceUpdated,
@@ -92,6 +97,7 @@ impl EventType {
         EventType::SequenceClicked,
         EventType::SequenceCompleted,
         EventType::SequenceUnsubscribed,
+        EventType::WebhookDisabled,
     ];
 
     /// The name on the wire (`list.item_added`).
@@ -113,6 +119,7 @@ impl EventType {
             EventType::SequenceClicked => "sequence.clicked",
             EventType::SequenceCompleted => "sequence.completed",
             EventType::SequenceUnsubscribed => "sequence.unsubscribed",
+            EventType::WebhookDisabled => "webhook.disabled",
         }
     }
 
@@ -191,6 +198,53 @@ pub async fn pending(conn: &mut AnyConnection, limit: i64) -> sqlx::Result<Vec<O
             }
         }
     }
+    Ok(events)
+}
+
+/// Takes up to `limit` undispatched events, oldest first, and marks them
+/// dispatched in one statement; call it in the transaction that acts on
+/// them, so they come back undispatched if that transaction fails. Several
+/// consumers may call it at once: on PostgreSQL each skips the rows another
+/// has locked, on SQLite writers take turns; either way every event goes to
+/// exactly one caller.
+pub async fn claim_pending(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    limit: i64,
+    now_ms: i64,
+) -> sqlx::Result<Vec<OutboxEvent>> {
+    let lock = match backend {
+        Backend::Postgres => " FOR UPDATE SKIP LOCKED",
+        Backend::Sqlite => "",
+    };
+    // Only types this server knows: a newer server's new kinds stay for it.
+    let known = EventType::ALL
+        .iter()
+        .map(|t| format!("'{}'", t.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sql = format!(
+        "UPDATE event_outbox SET dispatched_at = $1 WHERE id IN \
+         (SELECT id FROM event_outbox WHERE dispatched_at IS NULL AND event_type IN ({known}) \
+          ORDER BY id LIMIT $2{lock}) \
+         RETURNING id, account_id, event_type, data, created_at"
+    );
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(now_ms)
+        .bind(limit)
+        .fetch_all(conn)
+        .await?;
+    let mut events = Vec::with_capacity(rows.len());
+    for row in &rows {
+        match from_row(row)? {
+            Ok(event) => events.push(event),
+            Err(name) => {
+                tracing::warn!(event_type = %name, "outbox row with an unknown event type skipped")
+            }
+        }
+    }
+    // RETURNING promises no order.
+    events.sort_by_key(|e| e.id);
     Ok(events)
 }
 

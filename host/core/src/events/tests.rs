@@ -121,3 +121,87 @@ async fn pending_events_come_oldest_first_and_are_dispatched_once() {
         .collect();
     assert_eq!(left, ids[1..]);
 }
+
+#[tokio::test]
+async fn claiming_in_batches_hands_each_event_to_one_caller_in_order() {
+    let app = TestApp::new().await;
+    let acct = app.account(Plan::Starter).await;
+    let db = &app.state.db;
+    let mut conn = db.pool.acquire().await.unwrap();
+    for i in 0..25 {
+        record(
+            &mut conn,
+            acct.account_id,
+            EventType::ListItemAdded,
+            &json!({"i": i}),
+            1,
+        )
+        .await
+        .unwrap();
+    }
+    // A row of a type this server does not know stays for the server that does.
+    sqlx::query("INSERT INTO event_outbox (account_id, event_type, data, created_at) VALUES ($1, 'future.kind', '{}', 1)")
+        .bind(acct.account_id)
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    drop(conn);
+
+    let claimers = (0..4).map(|_| {
+        let db = db.clone();
+        tokio::spawn(async move {
+            let mut got = Vec::new();
+            loop {
+                let mut tx = db.pool.begin().await.unwrap();
+                let batch = super::claim_pending(&mut tx, db.backend, 4, 2)
+                    .await
+                    .unwrap();
+                tx.commit().await.unwrap();
+                if batch.is_empty() {
+                    return got;
+                }
+                let ids: Vec<i64> = batch.iter().map(|e| e.id).collect();
+                assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+                got.extend(batch.into_iter().map(|e| e.data["i"].as_i64().unwrap()));
+            }
+        })
+    });
+    let mut all: Vec<i64> = Vec::new();
+    for c in claimers {
+        all.extend(c.await.unwrap());
+    }
+    all.sort();
+    assert_eq!(all, (0..25).collect::<Vec<_>>());
+    let mut conn = db.pool.acquire().await.unwrap();
+    let left = pending(&mut conn, 10).await.unwrap();
+    assert!(left.is_empty());
+    let unknown: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM event_outbox WHERE dispatched_at IS NULL")
+            .fetch_one(&mut *conn)
+            .await
+            .unwrap();
+    assert_eq!(unknown, 1);
+
+    // A claim in a transaction that rolls back leaves the events pending.
+    record(
+        &mut conn,
+        acct.account_id,
+        EventType::ListItemAdded,
+        &json!({"i": 99}),
+        3,
+    )
+    .await
+    .unwrap();
+    drop(conn);
+    let mut tx = db.pool.begin().await.unwrap();
+    assert_eq!(
+        super::claim_pending(&mut tx, db.backend, 10, 4)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    tx.rollback().await.unwrap();
+    let mut conn = db.pool.acquire().await.unwrap();
+    assert_eq!(pending(&mut conn, 10).await.unwrap().len(), 1);
+}
