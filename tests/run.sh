@@ -27,6 +27,12 @@ fi
 step "Plugin toolchains (componentize-py, componentize-js)"
 tests/plugins/setup.sh
 
+step "Webhook receiver libraries (@octokit/webhooks-methods, standardwebhooks)"
+if [ ! -d tests/webhooks/node_modules/standardwebhooks ] \
+    || [ ! -d tests/webhooks/node_modules/@octokit/webhooks-methods ]; then
+    (cd tests/webhooks && npm ci --no-audit --no-fund --silent)
+fi
+
 step "Build"
 cargo build --workspace --all-targets
 

@@ -279,6 +279,18 @@ impl Deployment {
         cmd
     }
 
+    /// The database every process of this deployment uses, for tests that
+    /// put rows in place the way another part of the product would.
+    pub fn database_url(&self) -> String {
+        match &self.pg {
+            Some(pg) => pg.url.clone(),
+            None => format!(
+                "sqlite://{}",
+                self.outreach_data_dir().join("outreach.db").display()
+            ),
+        }
+    }
+
     /// The folder the harness points `OUTREACH_DATA_DIR` at.
     pub fn outreach_data_dir(&self) -> PathBuf {
         self.dir.path().join("data")

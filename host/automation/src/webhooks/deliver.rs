@@ -25,7 +25,7 @@ pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a claimed delivery stays with its claimer: the answer time plus
 /// ample room to write the outcome. A server that dies holding leases
 /// delays those deliveries by this much.
-pub const LEASE_MS: i64 = 60_000;
+pub const LEASE_MS: i64 = 15_000;
 
 /// Attempts in flight per server.
 const MAX_IN_FLIGHT: usize = 128;
