@@ -37,7 +37,10 @@ impl Receiver {
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
             .unwrap();
-        let port = line.trim().strip_prefix("listening on ").expect("receiver port line");
+        let port = line
+            .trim()
+            .strip_prefix("listening on ")
+            .expect("receiver port line");
         Receiver {
             child,
             base: format!("http://127.0.0.1:{port}"),
@@ -154,7 +157,10 @@ async fn every_delivery_verifies_with_octokit_and_standardwebhooks() {
         .iter()
         .map(|d| d["event"].as_str().unwrap())
         .collect();
-    assert_eq!(events.iter().filter(|e| **e == "list.item_added").count(), 25);
+    assert_eq!(
+        events.iter().filter(|e| **e == "list.item_added").count(),
+        25
+    );
     assert_eq!(events.iter().filter(|e| **e == "webhook.test").count(), 1);
 }
 

@@ -155,8 +155,9 @@ async fn shutdown_signal() {
 
 /// Clean-up of rows that only expire: cached vendor results, spent reset
 /// tokens, raw usage rows beyond the newest per account, hourly rollups
-/// older than 48 hours, daily ones older than 400 days, and ended limit
-/// windows. Each statement is idempotent and batched, so several servers on
+/// older than 48 hours, daily ones older than 400 days, ended limit
+/// windows, dispatched outbox events after 7 days and finished webhook
+/// deliveries after 30. Each statement is idempotent and batched, so several servers on
 /// one database may run it without coordination. Runs a minute after start,
 /// then hourly.
 async fn housekeeping(state: AppState) {
@@ -173,6 +174,8 @@ async fn housekeeping(state: AppState) {
                 raw_usage = p.usage.raw_usage,
                 rollups = p.usage.rollups,
                 limit_windows = p.usage.limit_windows,
+                outbox_events = p.webhooks.outbox_events,
+                webhook_deliveries = p.webhooks.deliveries,
                 "pruned expired rows"
             ),
             Err(e) => tracing::error!(error = %e, "pruning failed"),
@@ -186,6 +189,7 @@ pub struct Pruned {
     pub vendor_cache: u64,
     pub reset_tokens: u64,
     pub usage: outreach_core::usage::housekeeping::Pruned,
+    pub webhooks: outreach_automation::webhooks::housekeeping::Pruned,
 }
 
 /// One pass of [`housekeeping`].
@@ -196,9 +200,11 @@ pub async fn prune(state: &AppState) -> anyhow::Result<Pruned> {
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let usage = outreach_core::usage::housekeeping::prune(state).await?;
+    let webhooks = outreach_automation::webhooks::housekeeping::prune(state).await?;
     Ok(Pruned {
         vendor_cache,
         reset_tokens,
         usage,
+        webhooks,
     })
 }

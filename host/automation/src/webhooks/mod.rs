@@ -8,10 +8,11 @@
 //! - `dispatch.rs`: outbox events become deliveries (fan-out).
 //! - `deliver.rs`: attempts and the workers; `outcomes.rs`: what an
 //!   attempt's result does (retry schedule, attempt log, disabling).
-//! - `signing.rs`: the signature headers.
+//! - `signing.rs`: the signature headers; `housekeeping.rs`: retention.
 
 pub mod deliver;
 pub mod dispatch;
+pub mod housekeeping;
 pub mod log;
 pub mod model;
 pub mod outcomes;

@@ -47,6 +47,7 @@ pub struct WebhookList {
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct CreateWebhook {
     /// HTTPS URL of the receiver.
     pub url: String,
@@ -59,6 +60,7 @@ pub struct CreateWebhook {
 /// Fields to change; absent fields keep their value. PUT and PATCH take the
 /// same body.
 #[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct UpdateWebhook {
     pub url: Option<String>,
     pub events: Option<Vec<String>>,

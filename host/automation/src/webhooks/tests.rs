@@ -740,3 +740,37 @@ async fn two_servers_deliver_every_event_exactly_once() {
     seen.sort();
     assert_eq!(seen, (0..300).collect::<Vec<_>>());
 }
+
+#[tokio::test]
+async fn housekeeping_keeps_waiting_work_and_recent_history() {
+    let app = app().await;
+    let receiver = Receiver::start().await;
+    let acct = app.account(Plan::Starter).await;
+    create(&app, &acct, &receiver.url, json!(["*"])).await;
+    emit(
+        &app,
+        acct.account_id,
+        EventType::ListItemAdded,
+        json!({"n": 1}),
+    )
+    .await;
+    pass(&app).await; // delivered
+    receiver.answer(Answer::Status(500));
+    emit(
+        &app,
+        acct.account_id,
+        EventType::ListItemAdded,
+        json!({"n": 2}),
+    )
+    .await;
+    pass(&app).await; // retrying
+    let pruned = super::housekeeping::prune(&app.state).await.unwrap();
+    assert_eq!((pruned.outbox_events, pruned.deliveries), (0, 0));
+
+    app.clock.advance(Duration::from_secs(31 * 86_400));
+    let pruned = super::housekeeping::prune(&app.state).await.unwrap();
+    assert_eq!((pruned.outbox_events, pruned.deliveries), (2, 1));
+    let log = deliveries(&app, &acct, "").await;
+    assert_eq!(log["deliveries"][0]["status"], "retrying");
+    assert_eq!(log["deliveries"].as_array().unwrap().len(), 1);
+}
