@@ -30,6 +30,9 @@ pub const LEASE_MS: i64 = 15_000;
 /// Attempts in flight per server.
 const MAX_IN_FLIGHT: usize = 128;
 
+/// Free slots the delivery loop waits for before it claims again.
+const CLAIM_MIN: usize = 32;
+
 /// Outbox events taken per fan-out transaction.
 const FAN_OUT_BATCH: i64 = 1000;
 
@@ -205,12 +208,15 @@ async fn delivery_loop(state: AppState) {
     let (done, results) = mpsc::channel::<Outcome>(MAX_IN_FLIGHT * 4);
     tokio::spawn(outcome_writer(state.clone(), results));
     loop {
-        // Wait for at least one free slot, then claim as many as are free.
-        let first = match slots.clone().acquire_owned().await {
-            Ok(p) => p,
+        // Claims are write transactions, so they are made for several slots
+        // at once: wait until CLAIM_MIN attempts have finished (or that many
+        // slots are idle), then claim every free slot. Only this loop takes
+        // slots, so the ones counted free stay free until it takes them.
+        match slots.acquire_many(CLAIM_MIN as u32).await {
+            Ok(enough) => drop(enough),
             Err(_) => return,
-        };
-        let free = slots.available_permits() + 1;
+        }
+        let free = slots.available_permits();
         let now = state.clock.now_ms();
         let claimed = store::claim_due(
             &state.db,
@@ -224,25 +230,19 @@ async fn delivery_loop(state: AppState) {
             Ok(c) => c,
             Err(e) => {
                 tracing::error!(error = %e, "claiming webhook deliveries failed");
-                drop(first);
                 tokio::time::sleep(POLL_INTERVAL).await;
                 continue;
             }
         };
         if claimed.is_empty() {
-            drop(first);
             let _ = tokio::time::timeout(POLL_INTERVAL, deliverer.wake.notified()).await;
             continue;
         }
-        let mut permit = Some(first);
         for d in claimed {
-            let slot = match permit.take() {
-                Some(p) => p,
-                None => match slots.clone().acquire_owned().await {
-                    Ok(p) => p,
-                    Err(_) => return,
-                },
-            };
+            let slot = slots
+                .clone()
+                .try_acquire_owned()
+                .expect("only this loop takes slots, and it claimed no more than were free");
             let (state, done) = (state.clone(), done.clone());
             let span = tracing::info_span!("job", name = "webhooks.attempt", delivery_id = d.id);
             tokio::spawn(

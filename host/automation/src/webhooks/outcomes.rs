@@ -71,27 +71,7 @@ pub async fn record(db: &Db, outcomes: &[Outcome], now: i64) -> sqlx::Result<Vec
     }
     let mut tx = db.pool.begin().await?;
     insert_attempts(&mut tx, db.backend, outcomes).await?;
-    for o in outcomes {
-        let (status, next) = next_state(o);
-        sqlx::query(
-            "UPDATE webhook_deliveries SET status = $1, next_attempt_at = $2, attempt = $3, \
-             status_code = $4, response_ms = $5, error = $6, url = $7, updated_at = $8, \
-             delivered_at = CASE WHEN $1 = 'delivered' THEN $8 ELSE delivered_at END, \
-             lease_owner = NULL, lease_until = NULL WHERE id = $9 AND lease_owner = $10",
-        )
-        .bind(status)
-        .bind(next)
-        .bind(o.attempt)
-        .bind(o.status_code)
-        .bind(o.response_ms)
-        .bind(o.error.as_deref())
-        .bind(&o.url)
-        .bind(o.attempted_at)
-        .bind(o.delivery_id)
-        .bind(&o.owner)
-        .execute(&mut *tx)
-        .await?;
-    }
+    update_deliveries(&mut tx, db.backend, outcomes).await?;
     // Each subscription's latest outcome in the batch decides its clock.
     let mut latest: Vec<&Outcome> = Vec::new();
     for o in outcomes {
@@ -122,6 +102,66 @@ pub async fn record(db: &Db, outcomes: &[Outcome], now: i64) -> sqlx::Result<Vec
     let disabled = disable_long_failing(&mut tx, &failing, now).await?;
     tx.commit().await?;
     Ok(disabled)
+}
+
+/// The deliveries' new states in one statement per chunk: a VALUES list
+/// joined to the table (`UPDATE ... FROM`, on both backends). Values are
+/// cast so PostgreSQL knows their types. A delivery whose lease passed to
+/// another claimer is left to that claimer.
+async fn update_deliveries(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    outcomes: &[Outcome],
+) -> sqlx::Result<()> {
+    const TYPES: [&str; 10] = [
+        "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT", "BIGINT", "TEXT",
+    ];
+    for chunk in outcomes.chunks(500) {
+        let mut n = 0;
+        let rows: Vec<String> = chunk
+            .iter()
+            .map(|_| {
+                let cells: Vec<String> = TYPES
+                    .iter()
+                    .map(|t| {
+                        n += 1;
+                        match backend {
+                            Backend::Sqlite => format!("CAST(? AS {t})"),
+                            Backend::Postgres => format!("CAST(${n} AS {t})"),
+                        }
+                    })
+                    .collect();
+                format!("({})", cells.join(", "))
+            })
+            .collect();
+        let sql = format!(
+            "WITH v(id, status, next_at, attempt, code, ms, error, url, at, owner) AS (VALUES {}) \
+             UPDATE webhook_deliveries SET status = v.status, next_attempt_at = v.next_at, \
+             attempt = v.attempt, status_code = v.code, response_ms = v.ms, error = v.error, \
+             url = v.url, updated_at = v.at, \
+             delivered_at = CASE WHEN v.status = 'delivered' THEN v.at ELSE webhook_deliveries.delivered_at END, \
+             lease_owner = NULL, lease_until = NULL \
+             FROM v WHERE webhook_deliveries.id = v.id AND webhook_deliveries.lease_owner = v.owner",
+            rows.join(", ")
+        );
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
+        for o in chunk {
+            let (status, next) = next_state(o);
+            q = q
+                .bind(o.delivery_id)
+                .bind(status)
+                .bind(next)
+                .bind(o.attempt)
+                .bind(o.status_code)
+                .bind(o.response_ms)
+                .bind(o.error.clone())
+                .bind(o.url.clone())
+                .bind(o.attempted_at)
+                .bind(o.owner.clone());
+        }
+        q.execute(&mut *conn).await?;
+    }
+    Ok(())
 }
 
 async fn insert_attempts(
