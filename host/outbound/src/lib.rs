@@ -3,14 +3,22 @@
 //! (spec/1 "Sequences" to "Inbox", spec/3 "Send accounts" and "Sequence
 //! warmup").
 //!
-//! Each spec area becomes one module folder here (`send_accounts/`,
-//! `sequences/`, `enrollment/`, `suppression/`, `rendering/`, `sender/`,
-//! `tracking/`, `warmup/`, `inbox/`) with `routes.rs`, `service.rs`,
-//! `store.rs` and `tests.rs`, as its issue lands. Mail servers are reached
+//! Each spec area is one module folder here with `routes.rs`, `service.rs`,
+//! `store.rs` and `tests.rs`: `suppression/` now; `send_accounts/`,
+//! `sequences/`, `enrollment/`, `rendering/`, `sender/`, `tracking/`,
+//! `warmup/` and `inbox/` as their issues land. Mail servers are reached
 //! through the core's outbound policy (`AppState::outbound` with
 //! `outreach_ssrf::connect_checked`); events go to the core's outbox.
 
 use outreach_core::Area;
 
-/// Routes and services of the outbound areas (none have landed yet).
-pub const AREA: Area = Area::empty("outbound");
+pub mod suppression;
+
+/// The outbound areas' routes (the suppression list so far).
+pub const AREA: Area = Area {
+    name: "outbound",
+    v1: suppression::routes::router,
+    public: utoipa_axum::router::OpenApiRouter::new,
+    extend: outreach_core::area::no_services,
+    workers: outreach_core::area::no_workers,
+};

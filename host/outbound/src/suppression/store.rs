@@ -1,0 +1,169 @@
+//! SQL of the suppression list; every query is scoped to the account.
+
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::address::Target;
+use outreach_core::store::{Backend, Db, value_rows};
+
+#[derive(Debug, Clone)]
+pub struct EntryRow {
+    pub id: i64,
+    pub email: String,
+    pub domain: String,
+    pub reason: String,
+    pub created_at: i64,
+}
+
+fn entry(r: &AnyRow) -> sqlx::Result<EntryRow> {
+    Ok(EntryRow {
+        id: r.try_get("id")?,
+        email: r.try_get("email")?,
+        domain: r.try_get("domain")?,
+        reason: r.try_get("reason")?,
+        created_at: r.try_get("created_at")?,
+    })
+}
+
+/// Adds one entry unless the address (or `@domain`) is there already.
+/// Returns the entry and whether this call created it.
+pub async fn insert_one(
+    db: &Db,
+    account_id: i64,
+    target: &Target,
+    reason: &str,
+    now: i64,
+) -> sqlx::Result<(EntryRow, bool)> {
+    let created = sqlx::query(
+        "INSERT INTO suppression_entries (account_id, email, domain, reason, created_at) \
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+    )
+    .bind(account_id)
+    .bind(&target.email)
+    .bind(&target.domain)
+    .bind(reason)
+    .bind(now)
+    .execute(&db.pool)
+    .await?
+    .rows_affected()
+        == 1;
+    let row = sqlx::query(
+        "SELECT id, email, domain, reason, created_at FROM suppression_entries \
+         WHERE account_id = $1 AND email = $2",
+    )
+    .bind(account_id)
+    .bind(&target.email)
+    .fetch_one(&db.pool)
+    .await?;
+    Ok((entry(&row)?, created))
+}
+
+/// Adds many entries with one reason; existing ones are left as they are.
+/// Returns how many were added.
+pub async fn insert_many(
+    db: &Db,
+    account_id: i64,
+    targets: &[Target],
+    reason: &str,
+    now: i64,
+) -> sqlx::Result<u64> {
+    let mut added = 0;
+    let mut tx = db.pool.begin().await?;
+    for chunk in targets.chunks(1000) {
+        let sql = format!(
+            "INSERT INTO suppression_entries (account_id, email, domain, reason, created_at) \
+             VALUES {} ON CONFLICT DO NOTHING",
+            value_rows(db.backend, chunk.len(), 5)
+        );
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
+        for t in chunk {
+            q = q
+                .bind(account_id)
+                .bind(t.email.clone())
+                .bind(t.domain.clone())
+                .bind(reason)
+                .bind(now);
+        }
+        added += q.execute(&mut *tx).await?.rows_affected();
+    }
+    tx.commit().await?;
+    Ok(added)
+}
+
+/// One page, newest first, and the total.
+pub async fn list(
+    db: &Db,
+    account_id: i64,
+    limit: i64,
+    offset: i64,
+) -> sqlx::Result<(Vec<EntryRow>, i64)> {
+    let rows = sqlx::query(
+        "SELECT id, email, domain, reason, created_at FROM suppression_entries \
+         WHERE account_id = $1 ORDER BY id DESC LIMIT $2 OFFSET $3",
+    )
+    .bind(account_id)
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(&db.pool)
+    .await?
+    .iter()
+    .map(entry)
+    .collect::<sqlx::Result<_>>()?;
+    let total: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM suppression_entries WHERE account_id = $1")
+            .bind(account_id)
+            .fetch_one(&db.pool)
+            .await?;
+    Ok((rows, total))
+}
+
+pub async fn delete(db: &Db, account_id: i64, id: i64) -> sqlx::Result<bool> {
+    let done = sqlx::query("DELETE FROM suppression_entries WHERE id = $1 AND account_id = $2")
+        .bind(id)
+        .bind(account_id)
+        .execute(&db.pool)
+        .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Which of `emails` (checked, lowercased addresses) the account suppresses,
+/// by the address itself or by an `@domain` entry. For enrollment: one query
+/// per 500 addresses.
+pub async fn suppressed(db: &Db, account_id: i64, emails: &[Target]) -> sqlx::Result<Vec<String>> {
+    let mut hits = Vec::new();
+    for chunk in emails.chunks(500) {
+        let mut keys: Vec<String> = chunk.iter().map(|t| t.email.clone()).collect();
+        keys.extend(chunk.iter().map(|t| format!("@{}", t.domain)));
+        keys.sort_unstable();
+        keys.dedup();
+        // Anonymous placeholders on SQLite (see `value_rows`).
+        let params: Vec<String> = (2..keys.len() + 2)
+            .map(|n| match db.backend {
+                Backend::Sqlite => "?".to_owned(),
+                Backend::Postgres => format!("${n}"),
+            })
+            .collect();
+        let first = match db.backend {
+            Backend::Sqlite => "?",
+            Backend::Postgres => "$1",
+        };
+        let sql = format!(
+            "SELECT email FROM suppression_entries WHERE account_id = {first} AND email IN ({})",
+            params.join(", ")
+        );
+        let mut q = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql))
+            .persistent(false)
+            .bind(account_id);
+        for k in &keys {
+            q = q.bind(k.clone());
+        }
+        let found = q.fetch_all(&db.pool).await?;
+        for t in chunk {
+            let domain_entry = format!("@{}", t.domain);
+            if found.iter().any(|f| *f == t.email || *f == domain_entry) {
+                hits.push(t.email.clone());
+            }
+        }
+    }
+    Ok(hits)
+}
