@@ -319,6 +319,8 @@ pub mod stub {
     struct Routes {
         canned: Vec<(String, Canned)>,
         hits: HashMap<String, usize>,
+        /// The body of the latest request per prefix.
+        last_bodies: HashMap<String, String>,
         in_flight: usize,
         max_in_flight: usize,
     }
@@ -359,6 +361,12 @@ pub mod stub {
                 .unwrap_or(0)
         }
 
+        /// The latest request body under `prefix`, parsed as JSON.
+        pub fn last_body(&self, prefix: &str) -> Option<serde_json::Value> {
+            let r = self.routes.lock().unwrap();
+            serde_json::from_str(r.last_bodies.get(prefix)?).ok()
+        }
+
         /// The most requests the stub has served at the same time.
         pub fn max_in_flight(&self) -> usize {
             self.routes.lock().unwrap().max_in_flight
@@ -371,6 +379,9 @@ pub mod stub {
 
     async fn answer(State(routes): State<Arc<Mutex<Routes>>>, req: Request) -> Response {
         let path = req.uri().path().to_string();
+        let body = axum::body::to_bytes(req.into_body(), usize::MAX)
+            .await
+            .unwrap_or_default();
         let found = {
             let mut r = routes.lock().unwrap();
             let hit = r
@@ -380,6 +391,8 @@ pub mod stub {
                 .cloned();
             if let Some((p, _)) = &hit {
                 *r.hits.entry(p.clone()).or_default() += 1;
+                r.last_bodies
+                    .insert(p.clone(), String::from_utf8_lossy(&body).into_owned());
             }
             r.in_flight += 1;
             r.max_in_flight = r.max_in_flight.max(r.in_flight);

@@ -4,7 +4,7 @@
 //! warmup").
 //!
 //! Each spec area is one module folder here with `routes.rs`, `service.rs`,
-//! `store.rs` and `tests.rs`: `suppression/` and `email_health/` now; `send_accounts/`,
+//! `store.rs` and `tests.rs`: `suppression/`, `email_health/` and `ai_writer/` now; `send_accounts/`,
 //! `sequences/`, `enrollment/`, `rendering/`, `sender/`, `tracking/`,
 //! `warmup/` and `inbox/` as their issues land. Mail servers are reached
 //! through the core's outbound policy (`AppState::outbound` with
@@ -12,13 +12,18 @@
 
 use outreach_core::Area;
 
+pub mod ai_writer;
 pub mod email_health;
 pub mod suppression;
 
-/// The outbound areas' routes (the suppression list and email health so far).
+/// The outbound areas' routes (the suppression list, email health and the AI writer so far).
 pub const AREA: Area = Area {
     name: "outbound",
-    v1: || suppression::routes::router().merge(email_health::routes::router()),
+    v1: || {
+        suppression::routes::router()
+            .merge(email_health::routes::router())
+            .merge(ai_writer::routes::router())
+    },
     public: utoipa_axum::router::OpenApiRouter::new,
     extend: outreach_core::area::no_services,
     workers: outreach_core::area::no_workers,

@@ -91,3 +91,40 @@ fn no_route_is_registered_outside_the_openapi_router() {
     );
     assert!(hits.is_empty(), "undocumented routes in {hits:?}");
 }
+
+/// utoipa names a schema after its Rust type, and merging documents keeps
+/// one of two same-named schemas silently; a second `Health` once replaced
+/// the `/healthz` answer's schema. Each area's schemas must agree with
+/// every other area's of the same name.
+#[test]
+fn schema_names_do_not_collide_across_areas() {
+    use std::collections::BTreeMap;
+    let mut seen: BTreeMap<String, (String, serde_json::Value)> = BTreeMap::new();
+    let core_only = outreach_core::http::app::openapi(&[]);
+    let mut docs = vec![("core (health)".to_owned(), core_only)];
+    for area in &AREAS {
+        for (kind, router) in [("v1", (area.v1)()), ("public", (area.public)())] {
+            let (_, doc) = router.split_for_parts();
+            docs.push((
+                format!("{} {kind}", area.name),
+                serde_json::to_value(doc).unwrap(),
+            ));
+        }
+    }
+    for (owner, doc) in docs {
+        let Some(schemas) = doc["components"]["schemas"].as_object() else {
+            continue;
+        };
+        for (name, schema) in schemas {
+            match seen.get(name) {
+                Some((first, earlier)) => assert_eq!(
+                    earlier, schema,
+                    "schema {name} of {owner} differs from {first}'s: rename one type"
+                ),
+                None => {
+                    seen.insert(name.clone(), (owner.clone(), schema.clone()));
+                }
+            }
+        }
+    }
+}

@@ -4,7 +4,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::model::{Attempt, Delivery, Summary};
+use super::model::{Delivery, DeliveryAttempt, DeliverySummary};
 use outreach_core::platform::clock::iso;
 use outreach_core::store::Db;
 
@@ -91,7 +91,7 @@ pub async fn list(db: &Db, scope: &Scope, limit: i64) -> sqlx::Result<Vec<Delive
 }
 
 /// The summary over every delivery in scope (not only the listed page).
-pub async fn summary(db: &Db, scope: &Scope) -> sqlx::Result<Summary> {
+pub async fn summary(db: &Db, scope: &Scope) -> sqlx::Result<DeliverySummary> {
     let (clause, params) = scope.clause();
     // PostgreSQL's SUM of integers is NUMERIC and its AVG too; the casts
     // give both backends the same types.
@@ -114,14 +114,14 @@ pub async fn summary(db: &Db, scope: &Scope) -> sqlx::Result<Summary> {
     Ok(summarise(delivered, failed, avg))
 }
 
-fn summarise(delivered: i64, failed: i64, avg_ms: f64) -> Summary {
+fn summarise(delivered: i64, failed: i64, avg_ms: f64) -> DeliverySummary {
     let finished = delivered + failed;
     let rate = if finished == 0 {
         0.0
     } else {
         (delivered as f64 * 1000.0 / finished as f64).round() / 10.0
     };
-    Summary {
+    DeliverySummary {
         total_delivered: delivered,
         total_failed: failed,
         success_rate: rate,
@@ -135,7 +135,7 @@ pub async fn detail(
     account_id: i64,
     webhook_id: i64,
     delivery_id: i64,
-) -> sqlx::Result<Option<(Delivery, String, Vec<Attempt>)>> {
+) -> sqlx::Result<Option<(Delivery, String, Vec<DeliveryAttempt>)>> {
     let sql = format!(
         "SELECT {DELIVERY_COLUMNS}, payload FROM webhook_deliveries \
          WHERE id = $1 AND account_id = $2 AND webhook_id = $3"
@@ -158,7 +158,7 @@ pub async fn detail(
     .await?
     .iter()
     .map(|r| {
-        Ok(Attempt {
+        Ok(DeliveryAttempt {
             attempt: r.try_get("attempt")?,
             attempted_at: iso(r.try_get("attempted_at")?),
             status_code: r.try_get("status_code")?,

@@ -102,11 +102,11 @@ pub struct DeliveryDetail {
     pub delivery: Delivery,
     /// The JSON envelope sent on every attempt.
     pub payload: Value,
-    pub attempts: Vec<Attempt>,
+    pub attempts: Vec<DeliveryAttempt>,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct Attempt {
+pub struct DeliveryAttempt {
     pub attempt: i64,
     pub attempted_at: String,
     pub status_code: Option<i64>,
@@ -117,7 +117,7 @@ pub struct Attempt {
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-pub struct Summary {
+pub struct DeliverySummary {
     pub total_delivered: i64,
     pub total_failed: i64,
     /// delivered / (delivered + failed) x 100, rounded to 1 decimal; 0 when
@@ -130,7 +130,7 @@ pub struct Summary {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DeliveryList {
     pub deliveries: Vec<Delivery>,
-    pub summary: Summary,
+    pub summary: DeliverySummary,
 }
 
 /// Filters of `GET /v1/webhooks/deliveries`.
@@ -151,7 +151,7 @@ pub struct LimitQuery {
 
 /// The result of `POST /v1/webhooks/{id}/test`.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct TestResult {
+pub struct WebhookTestResult {
     /// The receiver answered 2xx within 5 seconds.
     pub success: bool,
     pub status_code: Option<i64>,

@@ -109,14 +109,14 @@ async fn delete(
 #[utoipa::path(post, path = "/v1/webhooks/{id}/test", tag = "webhooks", operation_id = "test_webhook",
     security(("api_key" = [])), params(("id" = i64, Path, description = "Webhook id")),
     responses(
-        (status = 200, description = "The attempt's result", body = TestResult),
+        (status = 200, description = "The attempt's result", body = WebhookTestResult),
         (status = 404, description = "No such webhook", body = ErrorBody),
     ))]
 async fn test(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<i64>,
-) -> ApiResult<Json<TestResult>> {
+) -> ApiResult<Json<WebhookTestResult>> {
     Ok(Json(service::test(&state, &caller, id).await?))
 }
 

@@ -193,7 +193,7 @@ pub async fn delete(state: &AppState, caller: &Caller, id: i64) -> ApiResult<()>
 }
 
 /// Sends a sample event now and records it as a delivery (no retries).
-pub async fn test(state: &AppState, caller: &Caller, id: i64) -> ApiResult<TestResult> {
+pub async fn test(state: &AppState, caller: &Caller, id: i64) -> ApiResult<WebhookTestResult> {
     gate(caller)?;
     let row = get(state, caller.account_id, id).await?;
     let now = state.clock.now_ms();
@@ -223,7 +223,7 @@ pub async fn test(state: &AppState, caller: &Caller, id: i64) -> ApiResult<TestR
     };
     let outcome = deliver::attempt(state, &claimed, true).await;
     record_one(state, &outcome).await?;
-    Ok(TestResult {
+    Ok(WebhookTestResult {
         success: outcome.success,
         status_code: outcome.status_code,
         response_ms: outcome.response_ms,

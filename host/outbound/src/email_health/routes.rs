@@ -5,7 +5,7 @@ use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::score::{Health, assess};
+use super::score::{EmailHealth, assess};
 use outreach_core::accounts::plans::Plan;
 use outreach_core::error::{ApiError, ApiResult, ErrorBody};
 use outreach_core::http::auth::Caller;
@@ -34,11 +34,14 @@ pub struct HealthRequest {
 #[utoipa::path(post, path = "/v1/sequences/email-health", tag = "sequences", operation_id = "email_health",
     security(("api_key" = [])), request_body = HealthRequest,
     responses(
-        (status = 200, description = "Score, parts and findings", body = Health),
+        (status = 200, description = "Score, parts and findings", body = EmailHealth),
         (status = 400, description = "Missing or oversized field", body = ErrorBody),
         (status = 403, description = "Starter+ only", body = ErrorBody),
     ))]
-async fn email_health(caller: Caller, Json(body): Json<HealthRequest>) -> ApiResult<Json<Health>> {
+async fn email_health(
+    caller: Caller,
+    Json(body): Json<HealthRequest>,
+) -> ApiResult<Json<EmailHealth>> {
     caller.require(Plan::Starter)?;
     if body.subject.chars().count() > MAX_SUBJECT {
         return Err(ApiError::bad_request(format!(

@@ -62,74 +62,74 @@ pub const SPAM_PHRASES: [&str; 40] = [
 ];
 
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-pub struct Health {
+pub struct EmailHealth {
     /// 0-100; higher is healthier.
     pub score: u32,
-    pub parts: Parts,
+    pub parts: HealthParts,
     /// What lowered the score, with what to do about it.
-    pub findings: Vec<Finding>,
+    pub findings: Vec<HealthFinding>,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-pub struct Parts {
-    pub spam_triggers: SpamTriggers,
-    pub caps: Ratio,
-    pub exclamation_marks: Exclamations,
-    pub links: Links,
-    pub images: Images,
-    pub subject_length: SubjectLength,
-    pub unsubscribe: Unsubscribe,
+pub struct HealthParts {
+    pub spam_triggers: SpamTriggerCheck,
+    pub caps: CapsRatio,
+    pub exclamation_marks: ExclamationCheck,
+    pub links: LinkCheck,
+    pub images: ImageCheck,
+    pub subject_length: SubjectLengthCheck,
+    pub unsubscribe: UnsubscribeCheck,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-pub struct SpamTriggers {
+pub struct SpamTriggerCheck {
     pub found: Vec<String>,
     pub penalty: u32,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-pub struct Ratio {
+pub struct CapsRatio {
     /// Upper-case letters over all letters, 0-1, two decimals.
     pub ratio: f64,
     pub penalty: u32,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-pub struct Exclamations {
+pub struct ExclamationCheck {
     pub in_subject: u32,
     pub in_body: u32,
     pub penalty: u32,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-pub struct Links {
+pub struct LinkCheck {
     pub count: u32,
-    /// Links per 100 words of text, one decimal.
+    /// LinkCheck per 100 words of text, one decimal.
     pub per_100_words: f64,
     pub penalty: u32,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-pub struct Images {
+pub struct ImageCheck {
     pub count: u32,
     pub words: u32,
     pub penalty: u32,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-pub struct SubjectLength {
+pub struct SubjectLengthCheck {
     pub characters: u32,
     pub penalty: u32,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-pub struct Unsubscribe {
+pub struct UnsubscribeCheck {
     pub present: bool,
     pub penalty: u32,
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-pub struct Finding {
+pub struct HealthFinding {
     /// The part: spam_triggers, caps, exclamation_marks, links, images,
     /// subject_length, unsubscribe.
     pub check: String,
@@ -155,7 +155,7 @@ fn contains_phrase(text: &str, phrase: &str) -> bool {
 }
 
 /// Scores a subject and HTML body.
-pub fn assess(subject: &str, body_html: &str) -> Health {
+pub fn assess(subject: &str, body_html: &str) -> EmailHealth {
     let doc = Html::parse_fragment(body_html);
     let sel = |s: &str| Selector::parse(s).expect("static selector");
     let text: String = doc
@@ -177,7 +177,7 @@ pub fn assess(subject: &str, body_html: &str) -> Health {
     let mut findings = Vec::new();
     let mut finding = |check: &str, penalty: u32, message: String, suggestion: &str| {
         if penalty > 0 {
-            findings.push(Finding {
+            findings.push(HealthFinding {
                 check: check.to_owned(),
                 penalty,
                 message,
@@ -309,37 +309,37 @@ pub fn assess(subject: &str, body_html: &str) -> Health {
         + images_penalty
         + subject_penalty
         + unsub_penalty;
-    Health {
+    EmailHealth {
         score: 100u32.saturating_sub(total),
-        parts: Parts {
-            spam_triggers: SpamTriggers {
+        parts: HealthParts {
+            spam_triggers: SpamTriggerCheck {
                 found,
                 penalty: spam_penalty,
             },
-            caps: Ratio {
+            caps: CapsRatio {
                 ratio: (ratio * 100.0).round() / 100.0,
                 penalty: caps_penalty,
             },
-            exclamation_marks: Exclamations {
+            exclamation_marks: ExclamationCheck {
                 in_subject,
                 in_body,
                 penalty: excl_penalty,
             },
-            links: Links {
+            links: LinkCheck {
                 count: link_count,
                 per_100_words: per_100,
                 penalty: links_penalty,
             },
-            images: Images {
+            images: ImageCheck {
                 count: image_count,
                 words,
                 penalty: images_penalty,
             },
-            subject_length: SubjectLength {
+            subject_length: SubjectLengthCheck {
                 characters,
                 penalty: subject_penalty,
             },
-            unsubscribe: Unsubscribe {
+            unsubscribe: UnsubscribeCheck {
                 present,
                 penalty: unsub_penalty,
             },
