@@ -55,13 +55,16 @@ async fn rollups_count_everything_while_raw_rows_keep_only_the_newest() {
     assert_eq!(items[0]["endpoint"], "/v1/usage/stats");
     let limits = app.get("/v1/usage/rate-limits", &acct.api_key).await.body;
     // The quota counter: 25 + stats + recent-activity + this call. The
-    // rollups hold what the writer has flushed: 25 + stats.
+    // rollups hold what the writer has flushed: 25 + stats, and the
+    // recent-activity call too when the writer's timer (20 ms in tests)
+    // fired in between, which a loaded machine makes likely.
     assert_eq!(
         limits["current_usage"]["monthly_queries_used"], 28,
         "{limits}"
     );
-    assert_eq!(limits["current_usage"]["daily_requests"], 26);
-    assert_eq!(limits["hourly_history"][23]["requests"], 26);
+    let daily = limits["current_usage"]["daily_requests"].as_i64().unwrap();
+    assert!((26..=27).contains(&daily), "{limits}");
+    assert_eq!(limits["hourly_history"][23]["requests"], daily);
 
     // Monthly billable totals, hour and day rollups.
     app.state.usage.flush().await;
