@@ -8,7 +8,7 @@ use sqlx::AnyConnection;
 
 use outreach_core::events::{self, EventType};
 use outreach_core::platform::clock::iso;
-use outreach_core::store::{Backend, Db, value_rows};
+use outreach_core::store::{Backend, Db};
 
 /// Delays before retry 1 to 5 (spec/2): 30 s, 2 min, 10 min, 1 h, 6 h.
 /// After the fifth retry (the sixth attempt) fails, the delivery is failed.
@@ -117,32 +117,15 @@ async fn update_deliveries(
         "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT", "BIGINT", "TEXT",
     ];
     for chunk in outcomes.chunks(500) {
-        let mut n = 0;
-        let rows: Vec<String> = chunk
-            .iter()
-            .map(|_| {
-                let cells: Vec<String> = TYPES
-                    .iter()
-                    .map(|t| {
-                        n += 1;
-                        match backend {
-                            Backend::Sqlite => format!("CAST(? AS {t})"),
-                            Backend::Postgres => format!("CAST(${n} AS {t})"),
-                        }
-                    })
-                    .collect();
-                format!("({})", cells.join(", "))
-            })
-            .collect();
+        let rows = typed_values(backend, chunk.len(), &TYPES);
         let sql = format!(
-            "WITH v(id, status, next_at, attempt, code, ms, error, url, at, owner) AS (VALUES {}) \
+            "WITH v(id, status, next_at, attempt, code, ms, error, url, at, owner) AS (VALUES {rows}) \
              UPDATE webhook_deliveries SET status = v.status, next_attempt_at = v.next_at, \
              attempt = v.attempt, status_code = v.code, response_ms = v.ms, error = v.error, \
              url = v.url, updated_at = v.at, \
              delivered_at = CASE WHEN v.status = 'delivered' THEN v.at ELSE webhook_deliveries.delivered_at END, \
              lease_owner = NULL, lease_until = NULL \
-             FROM v WHERE webhook_deliveries.id = v.id AND webhook_deliveries.lease_owner = v.owner",
-            rows.join(", ")
+             FROM v WHERE webhook_deliveries.id = v.id AND webhook_deliveries.lease_owner = v.owner"
         );
         let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
         for o in chunk {
@@ -164,16 +147,48 @@ async fn update_deliveries(
     Ok(())
 }
 
+/// A VALUES list of `rows` rows whose cells are cast to `types`, so that
+/// PostgreSQL knows the parameters' types where no column gives them (a
+/// CTE); SQLite gets anonymous placeholders (see `value_rows`).
+fn typed_values(backend: Backend, rows: usize, types: &[&str]) -> String {
+    let mut n = 0;
+    (0..rows)
+        .map(|_| {
+            let cells: Vec<String> = types
+                .iter()
+                .map(|t| {
+                    n += 1;
+                    match backend {
+                        Backend::Sqlite => format!("CAST(? AS {t})"),
+                        Backend::Postgres => format!("CAST(${n} AS {t})"),
+                    }
+                })
+                .collect();
+            format!("({})", cells.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Logs the attempts of deliveries that still exist: a subscription
+/// deleted while its delivery was in flight took the delivery with it, and
+/// its attempt must not fail the batch.
 async fn insert_attempts(
     conn: &mut AnyConnection,
     backend: Backend,
     outcomes: &[Outcome],
 ) -> sqlx::Result<()> {
+    const TYPES: [&str; 7] = [
+        "BIGINT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT",
+    ];
     for chunk in outcomes.chunks(500) {
         let sql = format!(
-            "INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, status_code, \
-             response_ms, response_excerpt, error) VALUES {}",
-            value_rows(backend, chunk.len(), 7)
+            "WITH v(delivery_id, attempt, at, code, ms, excerpt, error) AS (VALUES {}) \
+             INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, status_code, \
+             response_ms, response_excerpt, error) \
+             SELECT delivery_id, attempt, at, code, ms, excerpt, error FROM v \
+             WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = v.delivery_id)",
+            typed_values(backend, chunk.len(), &TYPES)
         );
         let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
         for o in chunk {

@@ -774,3 +774,53 @@ async fn housekeeping_keeps_waiting_work_and_recent_history() {
     assert_eq!(log["deliveries"][0]["status"], "retrying");
     assert_eq!(log["deliveries"].as_array().unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn a_webhook_deleted_mid_attempt_does_not_lose_the_batch() {
+    let app = app().await;
+    let receiver = Receiver::start().await;
+    let acct = app.account(Plan::Starter).await;
+    let doomed = create(&app, &acct, &receiver.url, json!(["*"])).await;
+    let kept = create(&app, &acct, &receiver.url, json!(["*"])).await;
+    emit(
+        &app,
+        acct.account_id,
+        EventType::ListItemAdded,
+        json!({"n": 1}),
+    )
+    .await;
+    dispatch_once(&app.state, 10).await.unwrap();
+    let now = app.state.clock.now_ms();
+    let owner = app
+        .state
+        .ext::<super::deliver::Deliverer>()
+        .owner()
+        .to_owned();
+    let claimed = super::store::claim_due(&app.state.db, &owner, now, now + 15_000, 10)
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 2);
+    let mut outcomes = Vec::new();
+    for d in &claimed {
+        outcomes.push(super::deliver::attempt(&app.state, d, false).await);
+    }
+    let r = app
+        .call(
+            "DELETE",
+            &format!("/v1/webhooks/{}", doomed["id"]),
+            Some(&acct.api_key),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 204);
+    super::outcomes::record(&app.state.db, &outcomes, now)
+        .await
+        .unwrap();
+    let log = app
+        .get(
+            &format!("/v1/webhooks/{}/deliveries", kept["id"]),
+            &acct.api_key,
+        )
+        .await;
+    assert_eq!(log.body["deliveries"][0]["status"], "delivered");
+}
