@@ -8,7 +8,7 @@ use sqlx::AnyConnection;
 
 use outreach_core::events::{self, EventType};
 use outreach_core::platform::clock::iso;
-use outreach_core::store::{Backend, Db};
+use outreach_core::store::{Backend, Db, typed_value_rows};
 
 /// Delays before retry 1 to 5 (spec/2): 30 s, 2 min, 10 min, 1 h, 6 h.
 /// After the fifth retry (the sixth attempt) fails, the delivery is failed.
@@ -117,7 +117,7 @@ async fn update_deliveries(
         "BIGINT", "TEXT", "BIGINT", "BIGINT", "BIGINT", "BIGINT", "TEXT", "TEXT", "BIGINT", "TEXT",
     ];
     for chunk in outcomes.chunks(500) {
-        let rows = typed_values(backend, chunk.len(), &TYPES);
+        let rows = typed_value_rows(backend, chunk.len(), &TYPES);
         let sql = format!(
             "WITH v(id, status, next_at, attempt, code, ms, error, url, at, owner) AS (VALUES {rows}) \
              UPDATE webhook_deliveries SET status = v.status, next_attempt_at = v.next_at, \
@@ -147,29 +147,6 @@ async fn update_deliveries(
     Ok(())
 }
 
-/// A VALUES list of `rows` rows whose cells are cast to `types`, so that
-/// PostgreSQL knows the parameters' types where no column gives them (a
-/// CTE); SQLite gets anonymous placeholders (see `value_rows`).
-fn typed_values(backend: Backend, rows: usize, types: &[&str]) -> String {
-    let mut n = 0;
-    (0..rows)
-        .map(|_| {
-            let cells: Vec<String> = types
-                .iter()
-                .map(|t| {
-                    n += 1;
-                    match backend {
-                        Backend::Sqlite => format!("CAST(? AS {t})"),
-                        Backend::Postgres => format!("CAST(${n} AS {t})"),
-                    }
-                })
-                .collect();
-            format!("({})", cells.join(", "))
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// Logs the attempts of deliveries that still exist: a subscription
 /// deleted while its delivery was in flight took the delivery with it, and
 /// its attempt must not fail the batch.
@@ -188,7 +165,7 @@ async fn insert_attempts(
              response_ms, response_excerpt, error) \
              SELECT delivery_id, attempt, at, code, ms, excerpt, error FROM v \
              WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = v.delivery_id)",
-            typed_values(backend, chunk.len(), &TYPES)
+            typed_value_rows(backend, chunk.len(), &TYPES)
         );
         let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
         for o in chunk {

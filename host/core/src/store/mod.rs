@@ -90,15 +90,42 @@ pub fn redact_url(url: &str) -> String {
 /// a 2,600-parameter batch insert quadratic (a quarter of the server's CPU
 /// under load). PostgreSQL needs `$N`.
 pub fn value_rows(backend: Backend, rows: usize, cols: usize) -> String {
+    cells(backend, rows, cols, |p, _| p)
+}
+
+/// Like [`value_rows`], with each cell cast to its column's SQL type
+/// (`types`, one per column): PostgreSQL cannot infer the parameters' types
+/// where no table column gives them, as in a `WITH v(...) AS (VALUES ...)`.
+pub fn typed_value_rows(backend: Backend, rows: usize, types: &[&str]) -> String {
+    cells(backend, rows, types.len(), |p, c| {
+        format!("CAST({p} AS {})", types[c])
+    })
+}
+
+/// The `n`th (1-based) parameter's placeholder: `?` on SQLite (see
+/// [`value_rows`]), `$n` on PostgreSQL. Anonymous placeholders bind in
+/// order, so a statement must number its parameters in the order it uses them.
+pub fn placeholder(backend: Backend, n: usize) -> String {
+    match backend {
+        Backend::Sqlite => "?".to_string(),
+        Backend::Postgres => format!("${n}"),
+    }
+}
+
+/// `rows` parenthesised rows of `cols` placeholders, each written by `cell`
+/// from the placeholder and the column index.
+fn cells(
+    backend: Backend,
+    rows: usize,
+    cols: usize,
+    cell: impl Fn(String, usize) -> String,
+) -> String {
     (0..rows)
         .map(|r| {
-            let params: Vec<String> = (1..=cols)
-                .map(|c| match backend {
-                    Backend::Sqlite => "?".to_string(),
-                    Backend::Postgres => format!("${}", r * cols + c),
-                })
+            let row: Vec<String> = (0..cols)
+                .map(|c| cell(placeholder(backend, r * cols + c + 1), c))
                 .collect();
-            format!("({})", params.join(", "))
+            format!("({})", row.join(", "))
         })
         .collect::<Vec<_>>()
         .join(", ")

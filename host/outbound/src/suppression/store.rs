@@ -4,7 +4,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::address::Target;
-use outreach_core::store::{Backend, Db, value_rows};
+use outreach_core::store::{Db, placeholder, value_rows};
 
 #[derive(Debug, Clone)]
 pub struct EntryRow {
@@ -136,17 +136,10 @@ pub async fn suppressed(db: &Db, account_id: i64, emails: &[Target]) -> sqlx::Re
         keys.extend(chunk.iter().map(|t| format!("@{}", t.domain)));
         keys.sort_unstable();
         keys.dedup();
-        // Anonymous placeholders on SQLite (see `value_rows`).
+        let first = placeholder(db.backend, 1);
         let params: Vec<String> = (2..keys.len() + 2)
-            .map(|n| match db.backend {
-                Backend::Sqlite => "?".to_owned(),
-                Backend::Postgres => format!("${n}"),
-            })
+            .map(|n| placeholder(db.backend, n))
             .collect();
-        let first = match db.backend {
-            Backend::Sqlite => "?",
-            Backend::Postgres => "$1",
-        };
         let sql = format!(
             "SELECT email FROM suppression_entries WHERE account_id = {first} AND email IN ({})",
             params.join(", ")
