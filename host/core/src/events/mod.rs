@@ -1,10 +1,11 @@
 //! The event outbox (spec/2 "Events"). Every area records its events here
 //! with [`record`], inside the transaction of the change that causes them,
-//! so an event exists exactly when its change committed. Consumers (the
-//! webhooks deliverer first, later workflow triggers) take undispatched rows
-//! in id order with [`pending`] and mark them with [`mark_dispatched`] in
-//! the transaction that acts on them, so a crash neither loses nor doubles
-//! an event.
+//! so an event exists exactly when its change committed. The consumer (the
+//! webhooks fan-out, which workflow triggers will join) takes batches of
+//! undispatched rows in id order with [`claim_pending`], inside the
+//! transaction that acts on them, so a crash neither loses nor doubles an
+//! event. [`pending`] and [`mark_dispatched`] are the one-row form of the
+//! same protocol.
 //!
 //! Consumers must not read "rows after the last id seen": on PostgreSQL ids
 //! are handed out at insert but become visible at commit, so a smaller id can
@@ -187,18 +188,7 @@ pub async fn pending(conn: &mut AnyConnection, limit: i64) -> sqlx::Result<Vec<O
     .bind(limit)
     .fetch_all(conn)
     .await?;
-    let mut events = Vec::with_capacity(rows.len());
-    for row in rows {
-        match from_row(&row)? {
-            Ok(event) => events.push(event),
-            // Only `record` writes this table, with a known type; an unknown
-            // name means a newer server wrote it. Leave it for that server.
-            Err(name) => {
-                tracing::warn!(event_type = %name, "outbox row with an unknown event type skipped")
-            }
-        }
-    }
-    Ok(events)
+    decode(&rows)
 }
 
 /// Takes up to `limit` undispatched events, oldest first, and marks them
@@ -218,11 +208,14 @@ pub async fn claim_pending(
         Backend::Sqlite => "",
     };
     // Only types this server knows: a newer server's new kinds stay for it.
-    let known = EventType::ALL
-        .iter()
-        .map(|t| format!("'{}'", t.as_str()))
-        .collect::<Vec<_>>()
-        .join(", ");
+    static KNOWN: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        EventType::ALL
+            .iter()
+            .map(|t| format!("'{}'", t.as_str()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    });
+    let known = &*KNOWN;
     let sql = format!(
         "UPDATE event_outbox SET dispatched_at = $1 WHERE id IN \
          (SELECT id FROM event_outbox WHERE dispatched_at IS NULL AND event_type IN ({known}) \
@@ -234,15 +227,7 @@ pub async fn claim_pending(
         .bind(limit)
         .fetch_all(conn)
         .await?;
-    let mut events = Vec::with_capacity(rows.len());
-    for row in &rows {
-        match from_row(row)? {
-            Ok(event) => events.push(event),
-            Err(name) => {
-                tracing::warn!(event_type = %name, "outbox row with an unknown event type skipped")
-            }
-        }
-    }
+    let mut events = decode(&rows)?;
     // RETURNING promises no order.
     events.sort_by_key(|e| e.id);
     Ok(events)
@@ -277,6 +262,22 @@ pub async fn for_account(db: &Db, account_id: i64, limit: i64) -> sqlx::Result<V
     for row in &rows {
         if let Ok(event) = from_row(row)? {
             events.push(event);
+        }
+    }
+    Ok(events)
+}
+
+/// Reads outbox rows, skipping (with a warning) any of a type this server
+/// does not know. Only `record` writes the table, with a known type, so an
+/// unknown name means a newer server wrote it; it is left for that server.
+fn decode(rows: &[sqlx::any::AnyRow]) -> sqlx::Result<Vec<OutboxEvent>> {
+    let mut events = Vec::with_capacity(rows.len());
+    for row in rows {
+        match from_row(row)? {
+            Ok(event) => events.push(event),
+            Err(name) => {
+                tracing::warn!(event_type = %name, "outbox row with an unknown event type skipped")
+            }
         }
     }
     Ok(events)
