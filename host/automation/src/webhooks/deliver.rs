@@ -77,13 +77,10 @@ impl Deliverer {
     pub fn owner(&self) -> &str {
         &self.owner
     }
-
-    pub fn policy(&self) -> &outreach_ssrf::GuardPolicy {
-        self.client.policy()
-    }
 }
 
-/// Makes one attempt of a claimed delivery and says how it went. Never
+/// Makes one attempt of a claimed delivery and says how it went; `replay`
+/// says a failure gets no automatic retries (see [`Outcome::replay`]). Never
 /// fails: every problem (no answer, a refused address, a secret that does
 /// not open) is a failed attempt with its reason.
 pub async fn attempt(state: &AppState, d: &ClaimedDelivery, replay: bool) -> Outcome {
@@ -126,7 +123,7 @@ pub async fn attempt(state: &AppState, d: &ClaimedDelivery, replay: bool) -> Out
         excerpt,
         error,
         success,
-        replay: replay && matches!(d.status.as_str(), "delivered" | "failed"),
+        replay,
         owner: deliverer.owner.to_string(),
     }
 }

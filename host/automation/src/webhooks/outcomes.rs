@@ -37,8 +37,9 @@ pub struct Outcome {
     pub error: Option<String>,
     /// A 2xx answer within the time limit.
     pub success: bool,
-    /// A manual replay of a delivery that had finished (delivered or
-    /// failed): a failure ends it failed again, with no automatic retries.
+    /// No automatic retries: a failure ends the delivery failed. Set for a
+    /// manual replay of a delivery that had finished (delivered or failed)
+    /// and for test deliveries.
     pub replay: bool,
     /// The lease holder; a delivery whose lease passed to another worker
     /// keeps that worker's result.

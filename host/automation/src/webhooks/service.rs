@@ -7,7 +7,7 @@ use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::http::auth::Caller;
 use outreach_core::platform::clock::iso;
 use outreach_core::state::AppState;
-use outreach_ssrf::{GuardError, GuardedResolver, Url, check_url};
+use outreach_ssrf::{GuardError, Url, check_url};
 
 use super::deliver::{self, Deliverer, LEASE_MS};
 use super::dispatch::{TEST_EVENT, envelope, test_event_data};
@@ -51,7 +51,7 @@ pub async fn check_receiver_url(state: &AppState, raw: &str) -> ApiResult<String
         )));
     }
     let url = Url::parse(raw).map_err(|e| ApiError::bad_request(format!("Invalid url: {e}")))?;
-    let policy = state.ext::<Deliverer>().policy();
+    let policy = &state.outbound;
     let loopback_host = match url.host() {
         Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
         Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
@@ -72,9 +72,7 @@ pub async fn check_receiver_url(state: &AppState, raw: &str) -> ApiResult<String
         return Err(ApiError::bad_request("Invalid url"));
     }
     if let Some(url::Host::Domain(host)) = url.host()
-        && let Err(e) = GuardedResolver::new(policy.clone())
-            .resolve_checked(host)
-            .await
+        && let Err(e) = outreach_ssrf::resolve_checked(policy, host, 0).await
     {
         blocked(e)?;
     }
@@ -215,12 +213,11 @@ pub async fn test(state: &AppState, caller: &Caller, id: i64) -> ApiResult<Webho
         event_type: new.event_type,
         payload: new.payload,
         attempt: 0,
-        // A probe is never retried automatically: as for a replay of a
-        // finished delivery, a failure ends it failed.
-        status: "failed".to_owned(),
+        status: "pending".to_owned(),
         url: row.url,
         secret: row.secret,
     };
+    // A probe is never retried automatically.
     let outcome = deliver::attempt(state, &claimed, true).await;
     record_one(state, &outcome).await?;
     Ok(WebhookTestResult {
@@ -259,7 +256,10 @@ pub async fn retry(
             "An attempt of this delivery is in progress".to_owned(),
         ));
     };
-    let outcome = deliver::attempt(state, &claimed, true).await;
+    // A replay of a finished delivery gets no automatic retries; an early
+    // attempt of a waiting one keeps its schedule.
+    let finished = matches!(claimed.status.as_str(), "delivered" | "failed");
+    let outcome = deliver::attempt(state, &claimed, finished).await;
     record_one(state, &outcome).await?;
     detail(state, caller, webhook_id, delivery_id).await
 }

@@ -177,11 +177,7 @@ pub async fn active_subscriptions(
     if account_ids.is_empty() {
         return Ok(Vec::new());
     }
-    let list = account_ids
-        .iter()
-        .map(i64::to_string)
-        .collect::<Vec<_>>()
-        .join(", ");
+    let list = id_list(account_ids);
     let sql = format!(
         "SELECT id, account_id, url, events FROM webhooks WHERE is_active = 1 AND account_id IN ({list})"
     );
@@ -200,6 +196,15 @@ pub async fn active_subscriptions(
             })
         })
         .collect()
+}
+
+/// Ids as an SQL list (`1, 2, 3`): integers need no parameters, and one
+/// text per list length would fill the statement caches.
+fn id_list(ids: &[i64]) -> String {
+    ids.iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A delivery to write: due at `now`, not tried yet.
@@ -339,11 +344,7 @@ async fn with_targets(db: &Db, rows: Vec<AnyRow>) -> sqlx::Result<Vec<ClaimedDel
         .collect::<sqlx::Result<_>>()?;
     ids.sort_unstable();
     ids.dedup();
-    let list = ids
-        .iter()
-        .map(i64::to_string)
-        .collect::<Vec<_>>()
-        .join(", ");
+    let list = id_list(&ids);
     let sql = format!("SELECT id, url, secret FROM webhooks WHERE id IN ({list})");
     let targets: Vec<(i64, String, String)> = sqlx::query(sqlx::AssertSqlSafe(sql))
         .persistent(false)
