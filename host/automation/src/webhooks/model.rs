@@ -3,6 +3,7 @@
 
 use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::events::EventType;
+use outreach_core::http::extract::within;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
@@ -212,11 +213,7 @@ pub fn check_name(name: Option<&str>) -> ApiResult<Option<String>> {
 
 /// The page size of delivery listings: 1-200, default 100.
 pub fn page_size(limit: Option<i64>) -> ApiResult<i64> {
-    match limit {
-        None => Ok(100),
-        Some(l) if (1..=200).contains(&l) => Ok(l),
-        Some(_) => Err(ApiError::bad_request("limit must be between 1 and 200")),
-    }
+    within("limit", limit.unwrap_or(100), 1..=200)
 }
 
 #[cfg(test)]

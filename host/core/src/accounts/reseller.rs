@@ -10,6 +10,7 @@ use utoipa::ToSchema;
 
 use crate::api_keys::NewKey;
 use crate::error::{ApiError, ApiResult};
+use crate::http::extract::within;
 use crate::platform::clock::iso;
 use crate::state::AppState;
 
@@ -51,12 +52,7 @@ fn check_name(name: &str) -> ApiResult<()> {
 }
 
 fn check_quota(q: i64) -> ApiResult<()> {
-    if !(1..=100_000_000).contains(&q) {
-        return Err(ApiError::bad_request(
-            "monthly_quota must be between 1 and 100000000",
-        ));
-    }
-    Ok(())
+    within("monthly_quota", q, 1..=100_000_000).map(drop)
 }
 
 fn view(row: &sqlx::any::AnyRow) -> sqlx::Result<ResellerClientView> {

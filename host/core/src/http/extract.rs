@@ -47,3 +47,21 @@ impl From<PathRejection> for ApiError {
         ApiError::NotFound(rejection.body_text())
     }
 }
+
+/// A numeric parameter checked against its range: the value, or 400
+/// "`field` must be between `low` and `high`".
+pub fn within(
+    field: &str,
+    value: i64,
+    range: std::ops::RangeInclusive<i64>,
+) -> crate::error::ApiResult<i64> {
+    if range.contains(&value) {
+        Ok(value)
+    } else {
+        Err(ApiError::bad_request(format!(
+            "{field} must be between {} and {}",
+            range.start(),
+            range.end()
+        )))
+    }
+}

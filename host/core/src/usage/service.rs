@@ -11,6 +11,7 @@ use crate::accounts::service::billing_period;
 use crate::accounts::store as accounts_store;
 use crate::error::{ApiError, ApiResult};
 use crate::http::auth::Caller;
+use crate::http::extract::within;
 use crate::platform::clock::{iso, ms_to_datetime};
 use crate::state::AppState;
 
@@ -99,9 +100,7 @@ pub struct RecentRequest {
 }
 
 pub async fn stats(state: &AppState, caller: &Caller, days: i64) -> ApiResult<UsageStats> {
-    if !(1..=90).contains(&days) {
-        return Err(ApiError::bad_request("days must be between 1 and 90"));
-    }
+    within("days", days, 1..=90)?;
     let now = state.clock.now_ms();
     let since = Grain::Day.bucket(now) - (days - 1) * DAY_MS;
     let per_day = store::per_bucket(&state.db, caller.account_id, Grain::Day, since).await?;

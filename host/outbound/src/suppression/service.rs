@@ -8,6 +8,7 @@ use super::store::{self, EntryRow};
 use outreach_core::accounts::plans::Plan;
 use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::http::auth::Caller;
+use outreach_core::http::extract::within;
 use outreach_core::platform::clock::iso;
 use outreach_core::state::AppState;
 
@@ -82,14 +83,8 @@ fn gate(caller: &Caller) -> ApiResult<()> {
 
 pub async fn list(state: &AppState, caller: &Caller, page: Page) -> ApiResult<SuppressionList> {
     gate(caller)?;
-    let limit = page.limit.unwrap_or(50);
-    let offset = page.offset.unwrap_or(0);
-    if !(1..=200).contains(&limit) {
-        return Err(ApiError::bad_request("limit must be between 1 and 200"));
-    }
-    if !(0..=10_000).contains(&offset) {
-        return Err(ApiError::bad_request("offset must be between 0 and 10000"));
-    }
+    let limit = within("limit", page.limit.unwrap_or(50), 1..=200)?;
+    let offset = within("offset", page.offset.unwrap_or(0), 0..=10_000)?;
     let (rows, total) = store::list(&state.db, caller.account_id, limit, offset).await?;
     Ok(SuppressionList {
         entries: rows.into_iter().map(view).collect(),

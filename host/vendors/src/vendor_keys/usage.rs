@@ -5,7 +5,8 @@ use utoipa::ToSchema;
 
 use super::catalogue::Family;
 use super::store::{self, LedgerBucket, LedgerGroup};
-use outreach_core::error::{ApiError, ApiResult};
+use outreach_core::error::ApiResult;
+use outreach_core::http::extract::within;
 use outreach_core::platform::clock::{iso, ms_to_datetime};
 use outreach_core::state::AppState;
 
@@ -82,9 +83,7 @@ pub async fn report(
     family: Family,
     days: i64,
 ) -> ApiResult<UsageReport> {
-    if !(1..=365).contains(&days) {
-        return Err(ApiError::bad_request("days must be between 1 and 365"));
-    }
+    within("days", days, 1..=365)?;
     let now = state.clock.now_ms();
     let since = now - days * DAY_MS;
     let group = |g| store::ledger_grouped(&state.db, account_id, family, since, g);
