@@ -56,10 +56,12 @@ pub struct NewWebhook<'a> {
 }
 
 /// Inserts a subscription unless the account already has `cap` of them
-/// (`Err(count)` then). The count and the insert share a transaction that
-/// holds the account row on PostgreSQL, so two concurrent creates cannot
-/// both pass the cap; SQLite serialises writers anyway. `seal` turns the new
-/// id into the sealed secret.
+/// (`Err(count)` then). The insert comes first and the count after it, in
+/// one transaction: on SQLite a transaction that reads before it writes
+/// fails with "database is locked" when another writer (the usage writer)
+/// commits in between, while one that starts by writing waits its turn. On
+/// PostgreSQL the account row is locked first, so two concurrent creates
+/// cannot both pass the cap. `seal` turns the new id into the sealed secret.
 pub async fn insert_webhook(
     db: &Db,
     w: NewWebhook<'_>,
@@ -73,10 +75,6 @@ pub async fn insert_webhook(
             .fetch_optional(&mut *tx)
             .await?;
     }
-    let count = count_webhooks(&mut tx, w.account_id).await?;
-    if cap.is_some_and(|cap| count >= cap) {
-        return Ok(Err(count));
-    }
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO webhooks (account_id, name, url, events, secret, is_active, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, '', 1, $5, $5) RETURNING id",
@@ -88,6 +86,11 @@ pub async fn insert_webhook(
     .bind(w.now)
     .fetch_one(&mut *tx)
     .await?;
+    // The count includes the new row; dropping the transaction undoes it.
+    let before = count_webhooks(&mut tx, w.account_id).await? - 1;
+    if cap.is_some_and(|cap| before >= cap) {
+        return Ok(Err(before));
+    }
     sqlx::query("UPDATE webhooks SET secret = $1 WHERE id = $2")
         .bind(seal(id))
         .bind(id)
