@@ -19,10 +19,12 @@ tests/support/toolchain.sh
 step "PostgreSQL"
 tests/support/postgres.sh
 
-step "SMTP peer (Postfix's smtp-sink)"
-if ! command -v smtp-sink >/dev/null 2>&1; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postfix >/dev/null
+step "Mail peers (Postfix's smtp-sink, a private Dovecot)"
+if ! command -v smtp-sink >/dev/null 2>&1 || ! command -v dovecot >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postfix dovecot-imapd >/dev/null
 fi
+# The outbound crate's mail tests expect these on fixed loopback ports.
+tests/support/mail.sh
 
 step "Plugin toolchains (componentize-py, componentize-js)"
 tests/plugins/setup.sh

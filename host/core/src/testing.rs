@@ -378,7 +378,12 @@ pub mod stub {
     }
 
     async fn answer(State(routes): State<Arc<Mutex<Routes>>>, req: Request) -> Response {
-        let path = req.uri().path().to_string();
+        // Path and query, so a prefix may pin a query (one answer per address).
+        let path = req
+            .uri()
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_string();
         let body = axum::body::to_bytes(req.into_body(), usize::MAX)
             .await
             .unwrap_or_default();
@@ -412,4 +417,18 @@ pub mod stub {
         }
         builder.body(Body::from(canned.body)).unwrap()
     }
+}
+
+/// The mail peers `tests/support/mail.sh` starts (and `tests/run.sh` runs it):
+/// Postfix's smtp-sink and a private Dovecot on fixed loopback ports, so tests
+/// in any crate find them without environment variables.
+pub mod mail_peers {
+    /// smtp-sink: announces AUTH PLAIN and LOGIN, accepts any credentials, no TLS.
+    pub const SMTP_PORT: u16 = 12525;
+    /// Dovecot's plaintext IMAP listener (no STARTTLS), with an empty INBOX.
+    pub const IMAP_PORT: u16 = 11143;
+    /// The one IMAP user.
+    pub const IMAP_USER: &str = "seller@outreach.test";
+    /// That user's password.
+    pub const IMAP_PASSWORD: &str = "mail-pass-1";
 }

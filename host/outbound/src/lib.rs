@@ -7,20 +7,38 @@
 //! `store.rs` and `tests.rs`: `suppression/`, `email_health/` and `ai_writer/` now; `send_accounts/`,
 //! `sequences/`, `enrollment/`, `rendering/`, `sender/`, `tracking/`,
 //! `warmup/` and `inbox/` as their issues land. Mail servers are reached
-//! through the core's outbound policy (`AppState::outbound` with
-//! `outreach_ssrf::connect_checked`); events go to the core's outbox.
+//! through `mail/` (SMTP and IMAP connections, opened by
+//! `outreach_ssrf::connect_checked` under the core's outbound policy,
+//! `AppState::outbound`); events go to the core's outbox.
 
 use outreach_core::Area;
 
 pub mod ai_writer;
 pub mod email_health;
+pub mod enrollment;
+pub mod mail;
+pub mod mailbox_pool;
+pub mod preview;
+pub mod rendering;
+pub mod send_accounts;
+pub mod sequences;
+pub mod steps;
 pub mod suppression;
 
-/// The outbound areas' routes (the suppression list, email health and the AI writer so far).
+#[cfg(test)]
+mod testkit;
+
+/// The outbound areas' routes.
 pub const AREA: Area = Area {
     name: "outbound",
     v1: || {
         suppression::routes::router()
+            .merge(send_accounts::routes::router())
+            .merge(sequences::routes::router())
+            .merge(steps::routes::router())
+            .merge(enrollment::routes::router())
+            .merge(mailbox_pool::routes::router())
+            .merge(preview::routes::router())
             .merge(email_health::routes::router())
             .merge(ai_writer::routes::router())
     },

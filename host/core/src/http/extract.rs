@@ -65,3 +65,15 @@ pub fn within(
         )))
     }
 }
+
+/// For `#[serde(default, deserialize_with = "nullable")]` on an
+/// `Option<Option<T>>` field of an update body: absent stays `None` (keep
+/// the stored value), `null` becomes `Some(None)` (clear it) and a value
+/// `Some(Some(v))`. Plain serde cannot tell absent from null.
+pub fn nullable<'de, D, T>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    <Option<T> as serde::Deserialize>::deserialize(d).map(Some)
+}

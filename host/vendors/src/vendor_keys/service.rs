@@ -486,30 +486,51 @@ impl Vendors<'_> {
     /// a cache hit (cost 0) with `_cached_at` and `_expires_at`.
     pub async fn cached_enrichment(&self, actor: &Actor, domain: &str) -> ApiResult<Option<Value>> {
         let now = self.state.clock.now_ms();
-        let Some(hit) = store::cache_get(
+        let hit = store::cache_get(
             &self.state.db,
             &actor.user_key,
             Family::Enricher,
             domain,
             now,
         )
-        .await?
-        else {
-            return Ok(None);
-        };
-        let mut e: EnrichmentResult =
-            serde_json::from_str(&hit.result).map_err(anyhow::Error::from)?;
-        e.cache_hit = true;
-        e.cost_estimate_usd = 0.0;
-        Ok(Some(with_cache_times(
-            serde_json::to_value(e).map_err(anyhow::Error::from)?,
-            &hit,
-        )))
+        .await?;
+        hit.as_ref().map(enrichment_hit).transpose()
+    }
+
+    /// The freshest unexpired cached enrichment of `domain` (already
+    /// normalised) cached by any user of the account, shaped like
+    /// [`Vendors::cached_enrichment`]. For work done on the account's behalf
+    /// rather than a user's (the sequence sender renders for the account).
+    /// It never calls a vendor and writes no ledger row: the ledger counts
+    /// lookups asked of a vendor (calls and their cache hits), and reading
+    /// what was enriched earlier, once per email sent, is not one.
+    pub async fn cached_enrichment_for_account(
+        &self,
+        account_id: i64,
+        domain: &str,
+    ) -> ApiResult<Option<Value>> {
+        let now = self.state.clock.now_ms();
+        let hit =
+            store::cache_get_for_account(&self.state.db, account_id, Family::Enricher, domain, now)
+                .await?;
+        hit.as_ref().map(enrichment_hit).transpose()
     }
 
     pub async fn evict_enrichment(&self, actor: &Actor, domain: &str) -> ApiResult<u64> {
         Ok(store::cache_evict(&self.state.db, &actor.user_key, Family::Enricher, domain).await?)
     }
+}
+
+/// A cached enrichment row as the API shows a cache hit: cost 0,
+/// `_cache_hit` true, with `_cached_at` and `_expires_at`.
+fn enrichment_hit(hit: &store::CachedRow) -> ApiResult<Value> {
+    let mut e: EnrichmentResult = serde_json::from_str(&hit.result).map_err(anyhow::Error::from)?;
+    e.cache_hit = true;
+    e.cost_estimate_usd = 0.0;
+    Ok(with_cache_times(
+        serde_json::to_value(e).map_err(anyhow::Error::from)?,
+        hit,
+    ))
 }
 
 fn with_cache_times(mut v: Value, hit: &store::CachedRow) -> Value {

@@ -207,6 +207,14 @@ pub struct CachedRow {
     pub expires_at: i64,
 }
 
+fn cached_row(r: &AnyRow) -> sqlx::Result<CachedRow> {
+    Ok(CachedRow {
+        result: r.try_get("result")?,
+        cached_at: r.try_get("cached_at")?,
+        expires_at: r.try_get("expires_at")?,
+    })
+}
+
 /// The freshest unexpired cached result of `subject` for this user.
 pub async fn cache_get(
     db: &Db,
@@ -225,14 +233,32 @@ pub async fn cache_get(
     .bind(now)
     .fetch_optional(&db.pool)
     .await?;
-    row.map(|r| {
-        Ok(CachedRow {
-            result: r.try_get("result")?,
-            cached_at: r.try_get("cached_at")?,
-            expires_at: r.try_get("expires_at")?,
-        })
-    })
-    .transpose()
+    row.as_ref().map(cached_row).transpose()
+}
+
+/// The freshest unexpired cached result of `subject` among every user of
+/// the account. Background work (the sequence sender) acts for the account,
+/// not a user, so it reads whatever any of its users cached. The cache's
+/// index leads with `user_key`, which this query cannot use; an index on
+/// `(account_id, family, subject, expires_at)` would serve it directly.
+pub async fn cache_get_for_account(
+    db: &Db,
+    account_id: i64,
+    family: Family,
+    subject: &str,
+    now: i64,
+) -> sqlx::Result<Option<CachedRow>> {
+    let row = sqlx::query(
+        "SELECT result, cached_at, expires_at FROM vendor_cache WHERE account_id = $1 AND family = $2 \
+         AND subject = $3 AND expires_at > $4 ORDER BY cached_at DESC, id DESC LIMIT 1",
+    )
+    .bind(account_id)
+    .bind(family.as_str())
+    .bind(subject)
+    .bind(now)
+    .fetch_optional(&db.pool)
+    .await?;
+    row.as_ref().map(cached_row).transpose()
 }
 
 pub struct CachePut<'a> {

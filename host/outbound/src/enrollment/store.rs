@@ -1,0 +1,250 @@
+//! SQL of enrollments. The enroll insert applies rules 2 and 4 of spec/1
+//! itself: a suppressed address is filtered by the statement and a live
+//! enrollment of the same (sequence, address) by the partial unique index
+//! `enrollments_live`, which on PostgreSQL makes a concurrent insert of the
+//! same pair wait for the first transaction and then skip.
+
+use sqlx::AnyConnection;
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use outreach_core::store::{Backend, Db, placeholder};
+
+#[derive(Debug, Clone)]
+pub struct EnrollmentRow {
+    pub id: i64,
+    pub account_id: i64,
+    pub sequence_id: i64,
+    pub domain: String,
+    pub contact_email: String,
+    pub metadata: String,
+    pub status: String,
+    pub current_step: i64,
+    pub next_send_at: Option<i64>,
+    pub lead_temperature: String,
+    pub engagement_score: i64,
+    pub goal_completed: bool,
+    pub goal_completed_at: Option<i64>,
+    pub goal_metadata: Option<String>,
+    pub enrolled_at: i64,
+    pub paused_at: Option<i64>,
+    pub updated_at: i64,
+}
+
+const COLUMNS: &str = "id, account_id, sequence_id, domain, contact_email, metadata, status, \
+    current_step, next_send_at, lead_temperature, engagement_score, goal_completed, \
+    goal_completed_at, goal_metadata, enrolled_at, paused_at, updated_at";
+
+fn row(r: &AnyRow) -> sqlx::Result<EnrollmentRow> {
+    Ok(EnrollmentRow {
+        id: r.try_get("id")?,
+        account_id: r.try_get("account_id")?,
+        sequence_id: r.try_get("sequence_id")?,
+        domain: r.try_get("domain")?,
+        contact_email: r.try_get("contact_email")?,
+        metadata: r.try_get("metadata")?,
+        status: r.try_get("status")?,
+        current_step: r.try_get("current_step")?,
+        next_send_at: r.try_get("next_send_at")?,
+        lead_temperature: r.try_get("lead_temperature")?,
+        engagement_score: r.try_get("engagement_score")?,
+        goal_completed: r.try_get::<i64, _>("goal_completed")? != 0,
+        goal_completed_at: r.try_get("goal_completed_at")?,
+        goal_metadata: r.try_get("goal_metadata")?,
+        enrolled_at: r.try_get("enrolled_at")?,
+        paused_at: r.try_get("paused_at")?,
+        updated_at: r.try_get("updated_at")?,
+    })
+}
+
+/// One contact ready to insert: the lowercased address, the domain for
+/// tokens, the metadata as JSON text and the address's own domain (for
+/// `@domain` suppression entries).
+#[derive(Debug, Clone)]
+pub struct NewEnrollment {
+    pub email: String,
+    pub domain: String,
+    pub metadata: String,
+    pub email_domain: String,
+}
+
+/// Rows per insert statement (4 parameters each).
+const CHUNK: usize = 1000;
+
+/// Inserts the contacts that are neither suppressed nor live in the
+/// sequence already; returns the addresses inserted. `rows` should be
+/// sorted by address so concurrent requests take the index locks in the
+/// same order and cannot deadlock.
+pub async fn insert_many(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    account_id: i64,
+    sequence_id: i64,
+    rows: &[NewEnrollment],
+    next_send_at: i64,
+    now: i64,
+) -> sqlx::Result<Vec<String>> {
+    let mut inserted = Vec::with_capacity(rows.len());
+    for chunk in rows.chunks(CHUNK) {
+        // SQLite's anonymous placeholders bind in order of appearance, so the
+        // parameters are numbered, and bound, in the order the text uses them.
+        let p = |n: usize| placeholder(backend, n);
+        let values: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                let at = 6 + i * 4;
+                format!("({}, {}, {}, {})", p(at), p(at + 1), p(at + 2), p(at + 3))
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO enrollments (account_id, sequence_id, domain, contact_email, metadata, \
+             status, current_step, next_send_at, lead_temperature, engagement_score, goal_completed, \
+             enrolled_at, updated_at) \
+             SELECT {}, {}, v.column2, v.column1, v.column3, 'active', 1, {}, 'cold', 0, 0, {}, {} \
+             FROM (VALUES {}) AS v \
+             WHERE NOT EXISTS (SELECT 1 FROM suppression_entries s WHERE s.account_id = {} \
+               AND (s.email = v.column1 OR s.email = v.column4)) \
+             ON CONFLICT DO NOTHING RETURNING contact_email",
+            p(1),
+            p(2),
+            p(3),
+            p(4),
+            p(5),
+            values.join(", "),
+            p(6 + chunk.len() * 4)
+        );
+        let mut q = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql))
+            .persistent(false)
+            .bind(account_id)
+            .bind(sequence_id)
+            .bind(next_send_at)
+            .bind(now)
+            .bind(now);
+        for r in chunk {
+            q = q
+                .bind(r.email.as_str())
+                .bind(r.domain.as_str())
+                .bind(r.metadata.as_str())
+                .bind(format!("@{}", r.email_domain));
+        }
+        q = q.bind(account_id);
+        inserted.extend(q.fetch_all(&mut *conn).await?);
+    }
+    Ok(inserted)
+}
+
+/// Which of `emails` are live (active or paused) in the sequence.
+pub async fn live_among(db: &Db, sequence_id: i64, emails: &[String]) -> sqlx::Result<Vec<String>> {
+    let mut found = Vec::new();
+    for chunk in emails.chunks(500) {
+        let params: Vec<String> = (2..chunk.len() + 2)
+            .map(|n| placeholder(db.backend, n))
+            .collect();
+        let sql = format!(
+            "SELECT contact_email FROM enrollments WHERE sequence_id = {} \
+             AND status IN ('active', 'paused') AND contact_email IN ({})",
+            placeholder(db.backend, 1),
+            params.join(", ")
+        );
+        let mut q = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql))
+            .persistent(false)
+            .bind(sequence_id);
+        for e in chunk {
+            q = q.bind(e.as_str());
+        }
+        found.extend(q.fetch_all(&db.pool).await?);
+    }
+    Ok(found)
+}
+
+pub async fn list(
+    db: &Db,
+    sequence_id: i64,
+    status: Option<&str>,
+    limit: i64,
+    offset: i64,
+) -> sqlx::Result<(Vec<EnrollmentRow>, i64)> {
+    let filter = if status.is_some() {
+        "sequence_id = $1 AND status = $2"
+    } else {
+        "sequence_id = $1 AND $2 = ''"
+    };
+    let sql = format!(
+        "SELECT {COLUMNS} FROM enrollments WHERE {filter} ORDER BY id DESC LIMIT $3 OFFSET $4"
+    );
+    let status = status.unwrap_or("");
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(sequence_id)
+        .bind(status)
+        .bind(limit)
+        .bind(offset)
+        .fetch_all(&db.pool)
+        .await?
+        .iter()
+        .map(row)
+        .collect::<sqlx::Result<_>>()?;
+    let count_sql = format!("SELECT COUNT(*) FROM enrollments WHERE {filter}");
+    let total = sqlx::query_scalar(sqlx::AssertSqlSafe(count_sql))
+        .bind(sequence_id)
+        .bind(status)
+        .fetch_one(&db.pool)
+        .await?;
+    Ok((rows, total))
+}
+
+pub async fn get(
+    db: &Db,
+    account_id: i64,
+    sequence_id: i64,
+    id: i64,
+) -> sqlx::Result<Option<EnrollmentRow>> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM enrollments WHERE id = $1 AND sequence_id = $2 AND account_id = $3"
+    );
+    sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(id)
+        .bind(sequence_id)
+        .bind(account_id)
+        .fetch_optional(&db.pool)
+        .await?
+        .as_ref()
+        .map(row)
+        .transpose()
+}
+
+/// Moves an enrollment from status `from` to `to`, setting when it was
+/// paused and when its step is due; false when it was not in `from`.
+pub async fn transition(
+    db: &Db,
+    id: i64,
+    from: &str,
+    to: &str,
+    paused_at: Option<i64>,
+    next_send_at: Option<i64>,
+    now: i64,
+) -> sqlx::Result<bool> {
+    let done = sqlx::query(
+        "UPDATE enrollments SET status = $1, paused_at = $2, next_send_at = $3, updated_at = $4 \
+         WHERE id = $5 AND status = $6",
+    )
+    .bind(to)
+    .bind(paused_at)
+    .bind(next_send_at)
+    .bind(now)
+    .bind(id)
+    .bind(from)
+    .execute(&db.pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub async fn delete(db: &Db, account_id: i64, sequence_id: i64, id: i64) -> sqlx::Result<bool> {
+    let done = sqlx::query(
+        "DELETE FROM enrollments WHERE id = $1 AND sequence_id = $2 AND account_id = $3",
+    )
+    .bind(id)
+    .bind(sequence_id)
+    .bind(account_id)
+    .execute(&db.pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}

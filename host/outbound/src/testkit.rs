@@ -1,0 +1,57 @@
+//! Helpers the area tests of this crate share.
+
+use serde_json::Value;
+
+use crate::send_accounts::store::{self, SendAccountRow};
+use outreach_core::testing::TestApp;
+
+/// A send account written straight to the store (no SMTP or IMAP test),
+/// for tests about sequences rather than connecting mailboxes.
+pub async fn insert_send_account(app: &TestApp, account_id: i64, email: &str) -> i64 {
+    let now = app.state.clock.now_ms();
+    let row = SendAccountRow {
+        id: 0,
+        account_id,
+        email: email.to_lowercase(),
+        display_name: Some("Seller".into()),
+        provider: "smtp".into(),
+        status: "active".into(),
+        warmup_enabled: false,
+        warmup_progress_pct: 0.0,
+        daily_send_limit: 40,
+        emails_sent_today: 0,
+        sent_day: 0,
+        smtp_host: "127.0.0.1".into(),
+        smtp_port: 25,
+        smtp_encryption: "none".into(),
+        imap_host: "127.0.0.1".into(),
+        imap_port: 143,
+        credentials: String::new(),
+        smtp_verified: true,
+        imap_verified: true,
+        connected_at: now,
+        last_activity_at: None,
+        created_at: now,
+        updated_at: now,
+    };
+    store::insert(&app.state.db, &row, |_| "sealed".into())
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+/// Creates a sequence and returns its id.
+pub async fn sequence(app: &TestApp, key: &str, body: Value) -> i64 {
+    let r = app.post("/v1/sequences", key, body).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    r.body["id"].as_i64().unwrap()
+}
+
+/// Adds a step and returns its id.
+pub async fn step(app: &TestApp, key: &str, sequence_id: i64, body: Value) -> i64 {
+    let r = app
+        .post(&format!("/v1/sequences/{sequence_id}/steps"), key, body)
+        .await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    r.body["id"].as_i64().unwrap()
+}
