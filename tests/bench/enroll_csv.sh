@@ -40,7 +40,8 @@ trap cleanup EXIT
 python3 - "$CONTACTS" "$WORK" <<'PY'
 import json, sys
 n, work = int(sys.argv[1]), sys.argv[2]
-base = [(f"lead{i}@company{i % 5000}.example", f"company{i % 5000}.example", f"First{i}", f"Company {i % 5000}")
+# Short rows so that 100,000 of them fit the 5 MB limit (about 4 MB).
+base = [(f"l{i}@c{i % 5000}.io", f"c{i % 5000}.io", f"F{i}", f"C{i % 5000}")
         for i in range(n - 1000)]
 rows = list(base)
 for i in range(1000):

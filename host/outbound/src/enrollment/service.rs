@@ -9,9 +9,10 @@
 //! 4. The insert skips an address another request holds (the partial
 //!    unique index, see `store`).
 //!
-//! Without verifier keys, rules 2 and 4 are left to the insert statement
-//! alone, which is what makes a 100,000-row CSV fast; with keys, rule 2 is
-//! asked first so that no verification is paid for a contact that would be
+//! Suppression is looked up before the insert (for a large file, by reading
+//! the account's list once). Without verifier keys, "already live" is left
+//! to the insert, which skips it through the unique index; with keys it is
+//! asked first, so that no verification is paid for a contact that would be
 //! skipped anyway.
 
 use std::collections::HashSet;
@@ -182,23 +183,32 @@ pub async fn enroll_candidates(
         Err(ApiError::BadRequest(_)) => None,
         Err(e) => return Err(e),
     };
-    if let Some(chain) = &chain {
-        let emails: Vec<String> = rows.iter().map(|(_, r)| r.email.clone()).collect();
-        let targets: Vec<Target> = rows
-            .iter()
-            .map(|(_, r)| Target {
-                email: r.email.clone(),
-                domain: r.email_domain.clone(),
-            })
-            .collect();
-        let mut out: HashSet<String> = store::live_among(&state.db, sequence.id, &emails)
-            .await?
-            .into_iter()
-            .collect();
-        out.extend(suppression::suppressed(&state.db, caller.account_id, &targets).await?);
+    // Rule 2: suppressed addresses always; live ones here only when rule 3
+    // would pay to verify them (otherwise the insert skips them).
+    let targets: Vec<Target> = rows
+        .iter()
+        .map(|(_, r)| Target {
+            email: r.email.clone(),
+            domain: r.email_domain.clone(),
+        })
+        .collect();
+    let mut out: HashSet<String> = suppression::suppressed(&state.db, caller.account_id, &targets)
+        .await?
+        .into_iter()
+        .collect();
+    if chain.is_some() {
+        let emails: Vec<String> = targets.into_iter().map(|t| t.email).collect();
+        let mut conn = state.db.pool.acquire().await?;
+        out.extend(store::live_among(&mut conn, state.db.backend, sequence.id, &emails).await?);
+    }
+    if !out.is_empty() {
         let (kept, dropped): (Vec<_>, Vec<_>) =
             rows.into_iter().partition(|(_, r)| !out.contains(&r.email));
         skipped.extend(dropped.into_iter().map(|(o, _)| o));
+        rows = kept;
+    }
+    if let Some(chain) = &chain {
+        let kept = std::mem::take(&mut rows);
         let vendors = state.vendors();
         let (vendors, actor) = (&vendors, &actor);
         let emails: Vec<String> = kept.iter().map(|(_, r)| r.email.clone()).collect();
@@ -232,8 +242,15 @@ pub async fn enroll_candidates(
         return Err(ApiError::not_found("Sequence"));
     }
     let next_send_at = now + steps::first_delay_ms(&mut tx, sequence.id).await?;
-    let new: Vec<NewEnrollment> = rows.iter().map(|(_, r)| r.clone()).collect();
-    let inserted: HashSet<String> = store::insert_many(
+    // Rule 4: the touch above holds the sequence's lock, so what is live now
+    // stays so until commit; a request that waited for it is skipped here.
+    let emails: Vec<String> = rows.iter().map(|(_, r)| r.email.clone()).collect();
+    let live = store::live_among(&mut tx, state.db.backend, sequence.id, &emails).await?;
+    let (held, free): (Vec<_>, Vec<_>) =
+        rows.into_iter().partition(|(_, r)| live.contains(&r.email));
+    skipped.extend(held.into_iter().map(|(o, _)| o));
+    let new: Vec<NewEnrollment> = free.into_iter().map(|(_, r)| r).collect();
+    let enrolled = store::insert_many(
         &mut tx,
         state.db.backend,
         caller.account_id,
@@ -242,16 +259,16 @@ pub async fn enroll_candidates(
         next_send_at,
         now,
     )
-    .await?
-    .into_iter()
-    .collect();
+    .await?;
+    if enrolled != new.len() as u64 {
+        // Cannot happen while the touch serialises enrollment; refuse rather
+        // than report contacts as enrolled that were not.
+        return Err(ApiError::Internal(anyhow::anyhow!(
+            "enroll inserted {enrolled} of {} rows under the sequence lock",
+            new.len()
+        )));
+    }
     tx.commit().await?;
-    let enrolled = inserted.len() as u64;
-    skipped.extend(
-        rows.into_iter()
-            .filter(|(_, r)| !inserted.contains(&r.email))
-            .map(|(o, _)| o),
-    );
     skipped.sort_unstable_by_key(|(i, _)| *i);
     Ok(EnrollResult {
         enrolled,

@@ -1,10 +1,12 @@
-//! SQL of enrollments. The enroll insert applies rules 2 and 4 of spec/1
-//! itself: a suppressed address is filtered by the statement and a live
-//! enrollment of the same (sequence, address) by the partial unique index
-//! `enrollments_live`, which on PostgreSQL makes a concurrent insert of the
-//! same pair wait for the first transaction and then skip.
+//! SQL of enrollments. The partial unique index `enrollments_live` allows one
+//! live (active or paused) enrollment per (sequence, address); the enroll
+//! transaction first touches the sequence row, which serialises enroll
+//! requests of one sequence on every server, then reads which addresses are
+//! live and inserts the rest.
 
 use sqlx::AnyConnection;
+use std::collections::HashSet;
+
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
@@ -68,13 +70,20 @@ pub struct NewEnrollment {
     pub email_domain: String,
 }
 
-/// Rows per insert statement (4 parameters each).
+/// Rows per insert statement (3 parameters each).
 const CHUNK: usize = 1000;
 
-/// Inserts the contacts that are neither suppressed nor live in the
-/// sequence already; returns the addresses inserted. `rows` should be
-/// sorted by address so concurrent requests take the index locks in the
-/// same order and cannot deadlock.
+/// Inserts `rows`, which the caller has checked are not live in the
+/// sequence, inside the transaction that touched (and so locked) the
+/// sequence; returns how many were inserted. The unique index stays the
+/// last word: a row that conflicts anyway is not inserted (and not
+/// counted). `rows` are sorted by address so that two transactions never
+/// take index locks in opposite orders.
+///
+/// Every full chunk uses the same statement text, so the connection keeps
+/// it prepared: preparing a 1,000-row statement costs about as much as
+/// running it. The last, shorter chunk is prepared once and dropped (caching
+/// every row count would grow each connection's cache without bound).
 pub async fn insert_many(
     conn: &mut AnyConnection,
     backend: Backend,
@@ -83,37 +92,31 @@ pub async fn insert_many(
     rows: &[NewEnrollment],
     next_send_at: i64,
     now: i64,
-) -> sqlx::Result<Vec<String>> {
-    let mut inserted = Vec::with_capacity(rows.len());
+) -> sqlx::Result<u64> {
+    let mut inserted = 0;
     for chunk in rows.chunks(CHUNK) {
         // SQLite's anonymous placeholders bind in order of appearance, so the
         // parameters are numbered, and bound, in the order the text uses them.
         let p = |n: usize| placeholder(backend, n);
         let values: Vec<String> = (0..chunk.len())
-            .map(|i| {
-                let at = 6 + i * 4;
-                format!("({}, {}, {}, {})", p(at), p(at + 1), p(at + 2), p(at + 3))
-            })
+            .map(|i| format!("({}, {}, {})", p(6 + i * 3), p(7 + i * 3), p(8 + i * 3)))
             .collect();
+        // `WHERE true` keeps SQLite from reading ON CONFLICT as a join's ON.
         let sql = format!(
             "INSERT INTO enrollments (account_id, sequence_id, domain, contact_email, metadata, \
              status, current_step, next_send_at, lead_temperature, engagement_score, goal_completed, \
              enrolled_at, updated_at) \
              SELECT {}, {}, v.column2, v.column1, v.column3, 'active', 1, {}, 'cold', 0, 0, {}, {} \
-             FROM (VALUES {}) AS v \
-             WHERE NOT EXISTS (SELECT 1 FROM suppression_entries s WHERE s.account_id = {} \
-               AND (s.email = v.column1 OR s.email = v.column4)) \
-             ON CONFLICT DO NOTHING RETURNING contact_email",
+             FROM (VALUES {}) AS v WHERE true ON CONFLICT DO NOTHING",
             p(1),
             p(2),
             p(3),
             p(4),
             p(5),
-            values.join(", "),
-            p(6 + chunk.len() * 4)
+            values.join(", ")
         );
-        let mut q = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql))
-            .persistent(false)
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .persistent(chunk.len() == CHUNK)
             .bind(account_id)
             .bind(sequence_id)
             .bind(next_send_at)
@@ -123,26 +126,50 @@ pub async fn insert_many(
             q = q
                 .bind(r.email.as_str())
                 .bind(r.domain.as_str())
-                .bind(r.metadata.as_str())
-                .bind(format!("@{}", r.email_domain));
+                .bind(r.metadata.as_str());
         }
-        q = q.bind(account_id);
-        inserted.extend(q.fetch_all(&mut *conn).await?);
+        inserted += q.execute(&mut *conn).await?.rows_affected();
     }
     Ok(inserted)
 }
 
-/// Which of `emails` are live (active or paused) in the sequence.
-pub async fn live_among(db: &Db, sequence_id: i64, emails: &[String]) -> sqlx::Result<Vec<String>> {
-    let mut found = Vec::new();
+/// Which of `emails` are live (active or paused) in the sequence. A large
+/// batch against a sequence with no more than four times as many live
+/// enrollments reads them all at once (a fresh sequence: none); otherwise
+/// one query per 500 addresses.
+pub async fn live_among(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    sequence_id: i64,
+    emails: &[String],
+) -> sqlx::Result<HashSet<String>> {
+    if emails.len() >= 1000 {
+        let live: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM enrollments WHERE sequence_id = $1 AND status IN ('active', 'paused')",
+        )
+        .bind(sequence_id)
+        .fetch_one(&mut *conn)
+        .await?;
+        if live as usize <= 4 * emails.len() {
+            return sqlx::query_scalar(
+                "SELECT contact_email FROM enrollments WHERE sequence_id = $1 \
+                 AND status IN ('active', 'paused')",
+            )
+            .bind(sequence_id)
+            .fetch_all(&mut *conn)
+            .await
+            .map(|all| all.into_iter().collect());
+        }
+    }
+    let mut found = HashSet::new();
     for chunk in emails.chunks(500) {
         let params: Vec<String> = (2..chunk.len() + 2)
-            .map(|n| placeholder(db.backend, n))
+            .map(|n| placeholder(backend, n))
             .collect();
         let sql = format!(
             "SELECT contact_email FROM enrollments WHERE sequence_id = {} \
              AND status IN ('active', 'paused') AND contact_email IN ({})",
-            placeholder(db.backend, 1),
+            placeholder(backend, 1),
             params.join(", ")
         );
         let mut q = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql))
@@ -151,7 +178,7 @@ pub async fn live_among(db: &Db, sequence_id: i64, emails: &[String]) -> sqlx::R
         for e in chunk {
             q = q.bind(e.as_str());
         }
-        found.extend(q.fetch_all(&db.pool).await?);
+        found.extend(q.fetch_all(&mut *conn).await?);
     }
     Ok(found)
 }

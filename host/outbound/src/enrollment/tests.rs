@@ -406,3 +406,60 @@ async fn enroll_csv_reads_columns_metadata_and_refuses_bad_files() {
         3
     );
 }
+
+#[tokio::test]
+async fn large_files_take_the_whole_list_reads_with_the_same_result() {
+    // From 1,000 addresses on, suppression and live enrollments are read
+    // whole instead of per address: the answer must not change.
+    let app = TestApp::with_areas(&[crate::AREA], |_| {}).await;
+    let acct = app.account(Plan::Pro).await;
+    let key = &acct.api_key;
+    let id = sequence(&app, key, json!({"name": "Big"})).await;
+    let suppressed: Vec<String> = (0..10).map(|i| format!("p{}@big.io", i * 7)).collect();
+    app.post(
+        "/v1/sequences/suppression/import",
+        key,
+        json!({"emails": suppressed}),
+    )
+    .await;
+    app.post(
+        "/v1/sequences/suppression",
+        key,
+        json!({"email": "@gone.io"}),
+    )
+    .await;
+    let early = app
+        .post(
+            &format!("/v1/sequences/{id}/enroll"),
+            key,
+            contacts(&[
+                "p1@big.io",
+                "p2@big.io",
+                "p3@big.io",
+                "p4@big.io",
+                "p5@big.io",
+            ]),
+        )
+        .await;
+    assert_eq!(early.body["enrolled"], 5, "{:?}", early.body);
+    let mut file = String::from("email\n");
+    for i in 0..1500 {
+        file.push_str(&format!("p{i}@big.io\n"));
+    }
+    file.push_str("x@gone.io\n");
+    let r = post_csv(&app, key, id, file.as_bytes()).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    // 10 suppressed (p0 among them), 5 live already, 1 by domain.
+    assert_eq!(
+        (r.body["enrolled"].clone(), r.body["skipped"].clone()),
+        (json!(1485), json!(16))
+    );
+    assert_eq!(r.body["skipped_emails"][0], "p0@big.io");
+    assert_eq!(r.body["skipped_emails"][15], "x@gone.io");
+    assert_eq!(
+        app.get(&format!("/v1/sequences/{id}/enrollments"), key)
+            .await
+            .body["total"],
+        1490
+    );
+}
