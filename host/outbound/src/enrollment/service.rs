@@ -34,6 +34,7 @@ use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::http::auth::Caller;
 use outreach_core::http::extract::within;
 use outreach_core::platform::clock::iso;
+use outreach_core::platform::shared_limiter::Window;
 use outreach_core::state::AppState;
 use outreach_vendors::vendor_keys::catalogue::Family;
 use outreach_vendors::{Actor, VendorsExt};
@@ -90,16 +91,43 @@ pub async fn recent(
 /// The caller's sequence, after the per-user enroll limit.
 pub async fn enroll_target(state: &AppState, caller: &Caller, id: i64) -> ApiResult<SequenceRow> {
     let sequence = owned(state, caller, id).await?;
-    let d = state
-        .limits
-        .per_minute
-        .check(&format!("enroll:{}", caller.user_key()), ENROLL_PER_MINUTE);
-    if !d.allowed {
-        return Err(ApiError::RateLimited {
-            retry_after: d.retry_after_secs,
-        });
-    }
+    enroll_limit(state, caller).await?;
     Ok(sequence)
+}
+
+/// 10 enroll requests per user per minute: counted in the database on
+/// PostgreSQL, so every server shares the budget, in this process on SQLite
+/// (one server).
+async fn enroll_limit(state: &AppState, caller: &Caller) -> ApiResult<()> {
+    let scope = format!("enroll:{}", caller.user_key());
+    let Some(shared) = &state.limits.shared else {
+        let d = state.limits.per_minute.check(&scope, ENROLL_PER_MINUTE);
+        return match d.allowed {
+            true => Ok(()),
+            false => Err(ApiError::RateLimited {
+                retry_after: d.retry_after_secs,
+            }),
+        };
+    };
+    let now = state.clock.now_ms();
+    let start = now - now.rem_euclid(60_000);
+    let grant = shared
+        .take(Window {
+            // `minute:` rows are pruned with the other minute windows.
+            scope: &format!("minute:{scope}"),
+            start,
+            ends_at: start + 60_000,
+            limit: ENROLL_PER_MINUTE.into(),
+            burst: None,
+        })
+        .await?;
+    if grant.allowed {
+        Ok(())
+    } else {
+        Err(ApiError::RateLimited {
+            retry_after: ((start + 60_000 - now) / 1000).max(1) as u64,
+        })
+    }
 }
 
 pub async fn enroll(
