@@ -215,17 +215,38 @@ impl AppState {
     }
 
     /// The reusable "N per minute" check: `rule` names the limit (for example
-    /// `enroll`), `who` the user, token or IP it counts against.
-    pub fn limit_per_minute(&self, rule: &str, who: &str, limit: u32) -> ApiResult<()> {
-        let d = self
-            .limits
-            .per_minute
-            .check(&format!("{rule}:{who}"), limit);
-        if d.allowed {
+    /// `enroll`), `who` the user, token or IP it counts against. On
+    /// PostgreSQL the count lives in `limit_windows`, so every server shares
+    /// the budget (its `minute:` rows are pruned with the others); on SQLite
+    /// (one server) it is kept in this process.
+    pub async fn limit_per_minute(&self, rule: &str, who: &str, limit: u32) -> ApiResult<()> {
+        let scope = format!("{rule}:{who}");
+        let Some(shared) = &self.limits.shared else {
+            let d = self.limits.per_minute.check(&scope, limit);
+            return if d.allowed {
+                Ok(())
+            } else {
+                Err(ApiError::RateLimited {
+                    retry_after: d.retry_after_secs,
+                })
+            };
+        };
+        let now = self.clock.now_ms();
+        let start = now - now.rem_euclid(60_000);
+        let grant = shared
+            .take(crate::platform::shared_limiter::Window {
+                scope: &format!("minute:{scope}"),
+                start,
+                ends_at: start + 60_000,
+                limit: limit.into(),
+                burst: None,
+            })
+            .await?;
+        if grant.allowed {
             Ok(())
         } else {
             Err(ApiError::RateLimited {
-                retry_after: d.retry_after_secs,
+                retry_after: ((start + 60_000 - now) / 1000).max(1) as u64,
             })
         }
     }

@@ -4,7 +4,7 @@
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
-use outreach_core::store::{Backend, Db, value_rows};
+use outreach_core::store::{Backend, Db, id_list, lock_account, value_rows};
 
 #[derive(Debug, Clone)]
 pub struct WebhookRow {
@@ -69,12 +69,7 @@ pub async fn insert_webhook(
     seal: impl FnOnce(i64) -> String,
 ) -> sqlx::Result<Result<i64, u64>> {
     let mut tx = db.pool.begin().await?;
-    if db.backend == Backend::Postgres {
-        sqlx::query("SELECT id FROM accounts WHERE id = $1 FOR UPDATE")
-            .bind(w.account_id)
-            .fetch_optional(&mut *tx)
-            .await?;
-    }
+    lock_account(&mut tx, db.backend, w.account_id).await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO webhooks (account_id, name, url, events, secret, is_active, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, '', 1, $5, $5) RETURNING id",
@@ -199,15 +194,6 @@ pub async fn active_subscriptions(
             })
         })
         .collect()
-}
-
-/// Ids as an SQL list (`1, 2, 3`): integers need no parameters, and one
-/// text per list length would fill the statement caches.
-fn id_list(ids: &[i64]) -> String {
-    ids.iter()
-        .map(i64::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// A delivery to write: due at `now`, not tried yet.

@@ -66,6 +66,19 @@ pub fn within(
     }
 }
 
+/// An enumerated parameter checked against its values: 400 "`field` must
+/// be one of: a, b, c" otherwise.
+pub fn one_of(field: &str, value: &str, allowed: &[&str]) -> crate::error::ApiResult<()> {
+    if allowed.contains(&value) {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(format!(
+            "{field} must be one of: {}",
+            allowed.join(", ")
+        )))
+    }
+}
+
 /// For `#[serde(default, deserialize_with = "nullable")]` on an
 /// `Option<Option<T>>` field of an update body: absent stays `None` (keep
 /// the stored value), `null` becomes `Some(None)` (clear it) and a value

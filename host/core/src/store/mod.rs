@@ -112,6 +112,42 @@ pub fn placeholder(backend: Backend, n: usize) -> String {
     }
 }
 
+/// `count` placeholders numbered from `first`, comma-separated, for an
+/// `IN (...)` list of text values (see [`placeholder`] on the order).
+pub fn placeholder_list(backend: Backend, first: usize, count: usize) -> String {
+    (first..first + count)
+        .map(|n| placeholder(backend, n))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Ids as an SQL list (`1, 2, 3`): integers need no parameters, and one
+/// text per list length would fill the statement caches.
+pub fn id_list(ids: &[i64]) -> String {
+    ids.iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Locks the account row on PostgreSQL, so that counting an account's items
+/// against a plan cap and inserting one are a single step for concurrent
+/// requests on any server. SQLite needs nothing: its transactions are
+/// serialised by their first write.
+pub async fn lock_account(
+    conn: &mut sqlx::AnyConnection,
+    backend: Backend,
+    account_id: i64,
+) -> sqlx::Result<()> {
+    if backend == Backend::Postgres {
+        sqlx::query("SELECT id FROM accounts WHERE id = $1 FOR UPDATE")
+            .bind(account_id)
+            .fetch_optional(conn)
+            .await?;
+    }
+    Ok(())
+}
+
 /// `rows` parenthesised rows of `cols` placeholders, each written by `cell`
 /// from the placeholder and the column index.
 fn cells(

@@ -63,14 +63,9 @@ fn one_of(
     allowed: &[&str],
     default: &'static str,
 ) -> ApiResult<String> {
-    match value {
-        None => Ok(default.to_owned()),
-        Some(v) if allowed.contains(&v) => Ok(v.to_owned()),
-        Some(_) => Err(ApiError::bad_request(format!(
-            "{field} must be one of: {}",
-            allowed.join(", ")
-        ))),
-    }
+    let value = value.unwrap_or(default);
+    outreach_core::http::extract::one_of(field, value, allowed)?;
+    Ok(value.to_owned())
 }
 
 fn text(field: &str, value: &Option<String>) -> ApiResult<Option<String>> {

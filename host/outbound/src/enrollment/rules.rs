@@ -60,10 +60,7 @@ pub struct Address {
 
 /// The checked address, or `None` when malformed or role-based.
 pub fn check(raw: &str) -> Option<Address> {
-    let target = address::parse(raw)?;
-    if target.email.starts_with('@') {
-        return None;
-    }
+    let target = address::parse_address(raw)?;
     let local = target.email.split('@').next().unwrap_or_default();
     let base = local.split('+').next().unwrap_or(local);
     if ROLE_LOCAL_PARTS.contains(&base) {

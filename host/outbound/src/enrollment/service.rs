@@ -32,9 +32,8 @@ use crate::steps::store as steps;
 use crate::suppression::{address::Target, store as suppression};
 use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::http::auth::Caller;
-use outreach_core::http::extract::within;
+use outreach_core::http::extract::{one_of, within};
 use outreach_core::platform::clock::iso;
-use outreach_core::platform::shared_limiter::Window;
 use outreach_core::state::AppState;
 use outreach_vendors::vendor_keys::catalogue::Family;
 use outreach_vendors::{Actor, VendorsExt};
@@ -91,43 +90,10 @@ pub async fn recent(
 /// The caller's sequence, after the per-user enroll limit.
 pub async fn enroll_target(state: &AppState, caller: &Caller, id: i64) -> ApiResult<SequenceRow> {
     let sequence = owned(state, caller, id).await?;
-    enroll_limit(state, caller).await?;
-    Ok(sequence)
-}
-
-/// 10 enroll requests per user per minute: counted in the database on
-/// PostgreSQL, so every server shares the budget, in this process on SQLite
-/// (one server).
-async fn enroll_limit(state: &AppState, caller: &Caller) -> ApiResult<()> {
-    let scope = format!("enroll:{}", caller.user_key());
-    let Some(shared) = &state.limits.shared else {
-        let d = state.limits.per_minute.check(&scope, ENROLL_PER_MINUTE);
-        return match d.allowed {
-            true => Ok(()),
-            false => Err(ApiError::RateLimited {
-                retry_after: d.retry_after_secs,
-            }),
-        };
-    };
-    let now = state.clock.now_ms();
-    let start = now - now.rem_euclid(60_000);
-    let grant = shared
-        .take(Window {
-            // `minute:` rows are pruned with the other minute windows.
-            scope: &format!("minute:{scope}"),
-            start,
-            ends_at: start + 60_000,
-            limit: ENROLL_PER_MINUTE.into(),
-            burst: None,
-        })
+    state
+        .limit_per_minute("enroll", &caller.user_key(), ENROLL_PER_MINUTE)
         .await?;
-    if grant.allowed {
-        Ok(())
-    } else {
-        Err(ApiError::RateLimited {
-            retry_after: ((start + 60_000 - now) / 1000).max(1) as u64,
-        })
-    }
+    Ok(sequence)
 }
 
 pub async fn enroll(
@@ -137,7 +103,7 @@ pub async fn enroll(
     body: EnrollRequest,
 ) -> ApiResult<EnrollResult> {
     if body.contacts.is_empty() || body.contacts.len() > MAX_CONTACTS {
-        gate_only(caller)?;
+        crate::sequences::service::gate(caller)?;
         return Err(ApiError::bad_request(format!(
             "contacts must hold 1 to {MAX_CONTACTS} contacts"
         )));
@@ -158,10 +124,6 @@ pub async fn enroll(
     }
     let sequence = enroll_target(state, caller, sequence_id).await?;
     enroll_candidates(state, caller, &sequence, candidates).await
-}
-
-fn gate_only(caller: &Caller) -> ApiResult<()> {
-    crate::sequences::service::gate(caller)
 }
 
 /// The domain for tokens: the given one when it is a domain, else the
@@ -313,13 +275,8 @@ pub async fn list(
     q: EnrollmentQuery,
 ) -> ApiResult<EnrollmentList> {
     let sequence = owned(state, caller, sequence_id).await?;
-    if let Some(s) = &q.status
-        && !STATUSES.contains(&s.as_str())
-    {
-        return Err(ApiError::bad_request(format!(
-            "status must be one of: {}",
-            STATUSES.join(", ")
-        )));
+    if let Some(s) = &q.status {
+        one_of("status", s, &STATUSES)?;
     }
     let limit = within("limit", q.limit.unwrap_or(50), 1..=500)?;
     let offset = within("offset", q.offset.unwrap_or(0), 0..=100_000)?;

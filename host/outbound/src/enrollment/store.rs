@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use outreach_core::store::{Backend, Db, placeholder};
+use outreach_core::store::{Backend, Db, placeholder, placeholder_list};
 
 #[derive(Debug, Clone)]
 pub struct EnrollmentRow {
@@ -163,14 +163,11 @@ pub async fn live_among(
     }
     let mut found = HashSet::new();
     for chunk in emails.chunks(500) {
-        let params: Vec<String> = (2..chunk.len() + 2)
-            .map(|n| placeholder(backend, n))
-            .collect();
         let sql = format!(
             "SELECT contact_email FROM enrollments WHERE sequence_id = {} \
              AND status IN ('active', 'paused') AND contact_email IN ({})",
             placeholder(backend, 1),
-            params.join(", ")
+            placeholder_list(backend, 2, chunk.len())
         );
         let mut q = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql))
             .persistent(false)

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::store;
-use crate::send_accounts::service::today;
+use crate::send_accounts::service::{sent_today, today};
 use crate::send_accounts::store as send_accounts;
 use crate::sequences::service::owned;
 use crate::sequences::store as sequences;
@@ -64,11 +64,7 @@ pub async fn get(state: &AppState, caller: &Caller, sequence_id: i64) -> ApiResu
             is_active: r.is_active,
             position: r.position,
             daily_limit: r.daily_send_limit,
-            sent_today: if r.sent_day == day {
-                r.emails_sent_today
-            } else {
-                0
-            },
+            sent_today: sent_today(r.emails_sent_today, r.sent_day, day),
             last_used_at: r.last_used_at.map(iso),
         })
         .collect();

@@ -83,9 +83,8 @@ pub async fn preview(
     .ok_or_else(|| ApiError::not_found("Step"))?;
     let contact = match (body.contact, body.enrollment_id) {
         (Some(c), None) => {
-            let address = crate::suppression::address::parse(&c.contact_email)
-                .filter(|t| !t.email.starts_with('@'))
-                .ok_or_else(|| {
+            let address =
+                crate::suppression::address::parse_address(&c.contact_email).ok_or_else(|| {
                     ApiError::bad_request("contact.contact_email must be a valid address")
                 })?;
             Contact {

@@ -12,7 +12,7 @@ use crate::mail::{self, Encryption, MailError, MailServer};
 use crate::sequences::service::gate;
 use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::http::auth::Caller;
-use outreach_core::http::extract::within;
+use outreach_core::http::extract::{one_of, within};
 use outreach_core::platform::clock::iso;
 use outreach_core::state::AppState;
 
@@ -135,11 +135,7 @@ pub fn view(r: &SendAccountRow, today: i64) -> SendAccount {
         warmup_enabled: r.warmup_enabled,
         warmup_progress_pct: r.warmup_progress_pct,
         daily_send_limit: r.daily_send_limit,
-        emails_sent_today: if r.sent_day == today {
-            r.emails_sent_today
-        } else {
-            0
-        },
+        emails_sent_today: sent_today(r.emails_sent_today, r.sent_day, today),
         connected_at: iso(r.connected_at),
         last_activity_at: r.last_activity_at.map(iso),
         smtp_verified: r.smtp_verified,
@@ -150,6 +146,12 @@ pub fn view(r: &SendAccountRow, today: i64) -> SendAccount {
         imap_host: r.imap_host.clone(),
         imap_port: r.imap_port,
     }
+}
+
+/// A mailbox's count for `today`: the stored count is of day `sent_day`,
+/// and a count of an earlier day is zero today.
+pub fn sent_today(count: i64, sent_day: i64, today: i64) -> i64 {
+    if sent_day == today { count } else { 0 }
 }
 
 /// The UTC day number `emails_sent_today` counts against.
@@ -188,8 +190,7 @@ pub async fn connect(
     body: ConnectSendAccount,
 ) -> ApiResult<ConnectedSendAccount> {
     gate(caller)?;
-    let email = crate::suppression::address::parse(&body.email)
-        .filter(|t| !t.email.starts_with('@'))
+    let email = crate::suppression::address::parse_address(&body.email)
         .ok_or_else(|| ApiError::bad_request("email must be a valid address"))?
         .email;
     let display_name = match body.display_name.as_deref().map(str::trim) {
@@ -303,13 +304,8 @@ async fn get(state: &AppState, account_id: i64, id: i64) -> ApiResult<SendAccoun
 
 pub async fn list(state: &AppState, caller: &Caller, q: ListQuery) -> ApiResult<SendAccountList> {
     gate(caller)?;
-    if let Some(s) = &q.status
-        && !STATUSES.contains(&s.as_str())
-    {
-        return Err(ApiError::bad_request(format!(
-            "status must be one of: {}",
-            STATUSES.join(", ")
-        )));
+    if let Some(s) = &q.status {
+        one_of("status", s, &STATUSES)?;
     }
     let page = within("page", q.page.unwrap_or(1), 1..=100_000)?;
     let per_page = within("per_page", q.per_page.unwrap_or(25), 1..=100)?;

@@ -3,7 +3,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use outreach_core::store::{Db, placeholder};
+use outreach_core::store::{Db, id_list, placeholder};
 
 #[derive(Debug, Clone)]
 pub struct SendAccountRow {
@@ -200,19 +200,13 @@ pub async fn owned_ids(db: &Db, account_id: i64, ids: &[i64]) -> sqlx::Result<Ve
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let params: Vec<String> = (2..ids.len() + 2)
-        .map(|n| placeholder(db.backend, n))
-        .collect();
     let sql = format!(
-        "SELECT id FROM send_accounts WHERE account_id = {} AND id IN ({})",
-        placeholder(db.backend, 1),
-        params.join(", ")
+        "SELECT id FROM send_accounts WHERE account_id = $1 AND id IN ({})",
+        id_list(ids)
     );
-    let mut q = sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(sql))
+    sqlx::query_scalar::<_, i64>(sqlx::AssertSqlSafe(sql))
         .persistent(false)
-        .bind(account_id);
-    for id in ids {
-        q = q.bind(*id);
-    }
-    q.fetch_all(&db.pool).await
+        .bind(account_id)
+        .fetch_all(&db.pool)
+        .await
 }

@@ -12,9 +12,10 @@ use crate::steps;
 use outreach_core::accounts::plans::{Plan, Quota, ensure_quota, quota_view};
 use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::http::auth::Caller;
-use outreach_core::http::extract::within;
+use outreach_core::http::extract::{one_of, within};
 use outreach_core::platform::clock::iso;
 use outreach_core::state::AppState;
+use outreach_core::store::lock_account;
 
 /// Sequences, enrollment and send accounts are Starter+ (spec/1).
 pub fn gate(caller: &Caller) -> ApiResult<()> {
@@ -106,12 +107,7 @@ async fn apply(state: &AppState, row: &mut SequenceRow, input: SequenceInput) ->
         row.warmup_increment = within("warmup_increment", v, 1..=100)?;
     }
     if let Some(g) = input.goal_type {
-        if !GOAL_TYPES.contains(&g.as_str()) {
-            return Err(ApiError::bad_request(format!(
-                "goal_type must be one of: {}",
-                GOAL_TYPES.join(", ")
-            )));
-        }
+        one_of("goal_type", &g, &GOAL_TYPES)?;
         row.goal_type = g;
     }
     if let Some(u) = input.goal_url {
@@ -243,7 +239,7 @@ async fn insert(
     let limits = state.plan_limits(caller.plan);
     let now = state.clock.now_ms();
     let mut tx = state.db.pool.begin().await?;
-    store::lock_account(&mut tx, state.db.backend, caller.account_id).await?;
+    lock_account(&mut tx, state.db.backend, caller.account_id).await?;
     // Write first, then count (the new row included): on SQLite a
     // transaction that reads before its first write can fail outright when
     // another writer commits in between.

@@ -1,10 +1,10 @@
 //! SQL of sequences; every query is scoped to the account.
 
 use sqlx::AnyConnection;
+use sqlx::Row;
 use sqlx::any::AnyRow;
-use sqlx::{Any, Row, Transaction};
 
-use outreach_core::store::{Backend, Db};
+use outreach_core::store::Db;
 
 /// A sequences row with the read-only counts of spec/1.
 #[derive(Debug, Clone)]
@@ -93,23 +93,6 @@ pub async fn get(
         .as_ref()
         .map(row)
         .transpose()
-}
-
-/// Locks the account row on PostgreSQL so that counting against a plan cap
-/// and inserting are one step for concurrent requests; SQLite transactions
-/// are serialised by their first write already.
-pub async fn lock_account(
-    tx: &mut Transaction<'_, Any>,
-    backend: Backend,
-    account_id: i64,
-) -> sqlx::Result<()> {
-    if backend == Backend::Postgres {
-        sqlx::query("SELECT id FROM accounts WHERE id = $1 FOR UPDATE")
-            .bind(account_id)
-            .fetch_optional(&mut **tx)
-            .await?;
-    }
-    Ok(())
 }
 
 pub async fn count(conn: &mut AnyConnection, account_id: i64) -> sqlx::Result<u64> {

@@ -17,7 +17,7 @@ use crate::sequences::store as sequences;
 use crate::sequences::store::SequenceRow;
 use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::http::auth::Caller;
-use outreach_core::http::extract::within;
+use outreach_core::http::extract::{one_of, within};
 use outreach_core::platform::clock::iso;
 use outreach_core::state::AppState;
 
@@ -97,7 +97,7 @@ fn filled(v: &Option<String>) -> bool {
     v.as_deref().is_some_and(|t| !t.trim().is_empty())
 }
 
-fn check_text(field: &str, v: &Option<String>, chars: bool) -> ApiResult<()> {
+fn check_text(field: &str, v: Option<&str>, chars: bool) -> ApiResult<()> {
     let Some(v) = v else { return Ok(()) };
     let (n, max) = if chars {
         (v.chars().count(), MAX_SUBJECT_CHARS)
@@ -130,8 +130,8 @@ fn check_variants(variants: &[Variant]) -> ApiResult<()> {
                 "every variant needs a subject and a body_html",
             ));
         }
-        check_text("variant subject", &Some(v.subject.clone()), true)?;
-        check_text("variant body_html", &Some(v.body_html.clone()), false)?;
+        check_text("variant subject", Some(&v.subject), true)?;
+        check_text("variant body_html", Some(&v.body_html), false)?;
         within("variant weight", v.weight, 0..=100)?;
     }
     if variants.iter().map(|v| v.weight).sum::<i64>() != 100 {
@@ -142,16 +142,15 @@ fn check_variants(variants: &[Variant]) -> ApiResult<()> {
 
 /// Checks one step's own fields.
 fn check(s: &StepRow) -> ApiResult<()> {
-    if !STEP_TYPES.contains(&s.step_type.as_str()) {
-        return Err(ApiError::bad_request(format!(
-            "step_type must be one of: {}",
-            STEP_TYPES.join(", ")
-        )));
-    }
-    check_text("subject", &s.subject, true)?;
-    check_text("variant_b_subject", &s.variant_b_subject, true)?;
-    check_text("body_html", &s.body_html, false)?;
-    check_text("variant_b_body_html", &s.variant_b_body_html, false)?;
+    one_of("step_type", &s.step_type, &STEP_TYPES)?;
+    check_text("subject", s.subject.as_deref(), true)?;
+    check_text("variant_b_subject", s.variant_b_subject.as_deref(), true)?;
+    check_text("body_html", s.body_html.as_deref(), false)?;
+    check_text(
+        "variant_b_body_html",
+        s.variant_b_body_html.as_deref(),
+        false,
+    )?;
     let email = s.step_type == "email";
     if email && !(filled(&s.subject) && filled(&s.body_html)) {
         return Err(ApiError::bad_request(
@@ -178,11 +177,7 @@ fn check(s: &StepRow) -> ApiResult<()> {
     }
     match (&s.condition_type, s.condition_step_id) {
         (None, None) => Ok(()),
-        (Some(t), Some(_)) if CONDITION_TYPES.contains(&t.as_str()) => Ok(()),
-        (Some(_), Some(_)) => Err(ApiError::bad_request(format!(
-            "condition_type must be one of: {}",
-            CONDITION_TYPES.join(", ")
-        ))),
+        (Some(t), Some(_)) => one_of("condition_type", t, &CONDITION_TYPES),
         _ => Err(ApiError::bad_request(
             "condition_type and condition_step_id go together",
         )),
@@ -228,7 +223,8 @@ async fn begin(
     Ok((tx, steps))
 }
 
-/// Writes the positions of `order` where they changed.
+/// Writes the positions of `order` where they changed (ids not in `steps`,
+/// such as a step about to be inserted, are skipped).
 async fn repack(conn: &mut AnyConnection, order: &[i64], steps: &[StepRow]) -> ApiResult<()> {
     for (i, id) in order.iter().enumerate() {
         let position = i as i64 + 1;
@@ -273,13 +269,9 @@ pub async fn create(
     let mut by_id: HashMap<i64, &StepRow> = steps.iter().map(|s| (s.id, s)).collect();
     by_id.insert(0, &step);
     check_conditions(&order, &by_id)?;
-    // Make room: the steps from `position` on move down one.
-    for (i, s) in steps.iter().enumerate() {
-        let p = if i + 1 >= position { i + 2 } else { i + 1 } as i64;
-        if s.position != p {
-            store::set_position(&mut tx, s.id, p).await?;
-        }
-    }
+    // Make room: the steps from `position` on move down one (the new step,
+    // id 0 in `order`, is written below).
+    repack(&mut tx, &order, &steps).await?;
     store::shift_enrollments(&mut tx, sequence_id, position as i64, 1).await?;
     let now = state.clock.now_ms();
     let id = store::insert(&mut tx, &step, now).await?;

@@ -42,6 +42,12 @@ pub fn parse(raw: &str) -> Option<Target> {
     })
 }
 
+/// Like [`parse`], for a mailbox address only (no `@domain` entries):
+/// send accounts, enrollment and sample contacts.
+pub fn parse_address(raw: &str) -> Option<Target> {
+    parse(raw).filter(|t| !t.email.starts_with('@'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::parse;

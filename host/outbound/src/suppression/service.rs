@@ -8,7 +8,7 @@ use super::store::{self, EntryRow};
 use outreach_core::accounts::plans::Plan;
 use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::http::auth::Caller;
-use outreach_core::http::extract::within;
+use outreach_core::http::extract::{one_of, within};
 use outreach_core::platform::clock::iso;
 use outreach_core::state::AppState;
 
@@ -101,12 +101,7 @@ pub async fn add(
 ) -> ApiResult<(SuppressionEntry, bool)> {
     gate(caller)?;
     let reason = body.reason.as_deref().unwrap_or("manual");
-    if !REASONS.contains(&reason) {
-        return Err(ApiError::bad_request(format!(
-            "reason must be one of: {}",
-            REASONS.join(", ")
-        )));
-    }
+    one_of("reason", reason, &REASONS)?;
     let target = address::parse(&body.email)
         .ok_or_else(|| ApiError::bad_request("email must be a valid address or @domain"))?;
     let (row, created) = store::insert_one(

@@ -4,7 +4,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::address::Target;
-use outreach_core::store::{Db, placeholder, value_rows};
+use outreach_core::store::{Db, placeholder, placeholder_list, value_rows};
 
 #[derive(Debug, Clone)]
 pub struct EntryRow {
@@ -159,13 +159,10 @@ pub async fn suppressed(db: &Db, account_id: i64, emails: &[Target]) -> sqlx::Re
         keys.extend(chunk.iter().map(|t| format!("@{}", t.domain)));
         keys.sort_unstable();
         keys.dedup();
-        let first = placeholder(db.backend, 1);
-        let params: Vec<String> = (2..keys.len() + 2)
-            .map(|n| placeholder(db.backend, n))
-            .collect();
         let sql = format!(
-            "SELECT email FROM suppression_entries WHERE account_id = {first} AND email IN ({})",
-            params.join(", ")
+            "SELECT email FROM suppression_entries WHERE account_id = {} AND email IN ({})",
+            placeholder(db.backend, 1),
+            placeholder_list(db.backend, 2, keys.len())
         );
         let mut q = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql))
             .persistent(false)
