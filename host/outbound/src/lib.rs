@@ -21,6 +21,8 @@ pub mod mailbox_pool;
 pub mod preview;
 pub mod rendering;
 pub mod send_accounts;
+pub mod sequence_events;
+pub mod sequence_warmup;
 pub mod sequences;
 pub mod steps;
 pub mod suppression;

@@ -42,6 +42,13 @@ pub struct Sequence {
     #[schema(value_type = Object)]
     pub settings: Value,
     pub send_account_id: Option<i64>,
+    /// Why the sending engine paused the sequence (the bounce-rate
+    /// auto-pause); null when it was paused by a user or is not paused.
+    pub paused_reason: Option<String>,
+    /// When sequence warmup was paused (spec/3); null otherwise.
+    pub warmup_paused_at: Option<String>,
+    /// conservative, moderate, aggressive or custom; null until one is chosen.
+    pub warmup_preset: Option<String>,
     pub created_at: String,
     pub updated_at: String,
 }

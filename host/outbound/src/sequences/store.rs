@@ -28,6 +28,10 @@ pub struct SequenceRow {
     /// The caller's JSON object, as given.
     pub settings: String,
     pub send_account_id: Option<i64>,
+    /// Why the engine paused the sequence (auto-pause); None when a user did.
+    pub paused_reason: Option<String>,
+    pub warmup_paused_at: Option<i64>,
+    pub warmup_preset: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
     pub step_count: i64,
@@ -37,7 +41,7 @@ pub struct SequenceRow {
 const COLUMNS: &str = "s.id, s.account_id, s.name, s.description, s.from_name, s.from_email, \
     s.status, s.daily_send_limit, s.warmup_enabled, s.warmup_start_volume, s.warmup_increment, \
     s.warmup_started_at, s.goal_type, s.goal_url, s.auto_pause_bounce_rate, s.enable_unsubscribe, \
-    s.settings, s.send_account_id, s.created_at, s.updated_at, \
+    s.settings, s.send_account_id, s.paused_reason, s.warmup_paused_at, s.warmup_preset, s.created_at, s.updated_at, \
     (SELECT COUNT(*) FROM sequence_steps t WHERE t.sequence_id = s.id) AS step_count, \
     (SELECT COUNT(*) FROM enrollments e WHERE e.sequence_id = s.id) AS enrollment_count";
 
@@ -61,6 +65,9 @@ fn row(r: &AnyRow) -> sqlx::Result<SequenceRow> {
         enable_unsubscribe: r.try_get::<i64, _>("enable_unsubscribe")? != 0,
         settings: r.try_get("settings")?,
         send_account_id: r.try_get("send_account_id")?,
+        paused_reason: r.try_get("paused_reason")?,
+        warmup_paused_at: r.try_get("warmup_paused_at")?,
+        warmup_preset: r.try_get("warmup_preset")?,
         created_at: r.try_get("created_at")?,
         updated_at: r.try_get("updated_at")?,
         step_count: r.try_get("step_count")?,
@@ -140,7 +147,8 @@ pub async fn update(conn: &mut AnyConnection, s: &SequenceRow, now: i64) -> sqlx
          status = $5, daily_send_limit = $6, warmup_enabled = $7, warmup_start_volume = $8, \
          warmup_increment = $9, warmup_started_at = $10, goal_type = $11, goal_url = $12, \
          auto_pause_bounce_rate = $13, enable_unsubscribe = $14, settings = $15, \
-         send_account_id = $16, updated_at = $17 WHERE id = $18 AND account_id = $19",
+         send_account_id = $16, paused_reason = $17, warmup_paused_at = $18, \
+         warmup_preset = $19, updated_at = $20 WHERE id = $21 AND account_id = $22",
     )
     .bind(&s.name)
     .bind(&s.description)
@@ -158,6 +166,9 @@ pub async fn update(conn: &mut AnyConnection, s: &SequenceRow, now: i64) -> sqlx
     .bind(s.enable_unsubscribe as i64)
     .bind(&s.settings)
     .bind(s.send_account_id)
+    .bind(&s.paused_reason)
+    .bind(s.warmup_paused_at)
+    .bind(&s.warmup_preset)
     .bind(now)
     .bind(s.id)
     .bind(s.account_id)
