@@ -12,10 +12,10 @@ ALTER TABLE sequences ADD COLUMN warmup_preset TEXT;
 -- the server's words, shown to the owner; status moves to 'error'.
 ALTER TABLE send_accounts ADD COLUMN last_error TEXT;
 
--- The sender's lease on an enrollment it claimed: the owner's name. The
--- claim also moves next_send_at to the lease's end, so a crashed sender's
--- work falls due again on its own.
+-- The sender's lease on an enrollment it claimed: the owner's name and
+-- when the lease runs out (a crashed sender's work falls due again then).
 ALTER TABLE enrollments ADD COLUMN lease_owner TEXT;
+ALTER TABLE enrollments ADD COLUMN lease_until BIGINT;
 -- When the enrollment's last step action happened (a send, a task, a skip):
 -- the base of the next step's delay.
 ALTER TABLE enrollments ADD COLUMN last_step_at BIGINT;
@@ -74,6 +74,9 @@ CREATE TABLE sequence_events (
 );
 CREATE INDEX sequence_events_step ON sequence_events(sequence_id, step_id, event_type);
 CREATE INDEX sequence_events_enrollment ON sequence_events(enrollment_id, step_id, event_type);
+-- A send account's recent sends and bounces (pool rotation skips accounts
+-- over their bounce threshold; reputation roll-ups).
+CREATE INDEX sequence_events_send_account ON sequence_events(send_account_id, created_at);
 -- Every kind but clicked happens at most once per message.
 CREATE UNIQUE INDEX sequence_events_once ON sequence_events(message_id, event_type)
     WHERE event_type <> 'clicked';

@@ -61,6 +61,10 @@ pub struct Config {
     /// Offers the SDK example vendors (manifests with `example = true`) as
     /// providers. For tests and plugin development.
     pub offer_example_vendors: bool,
+    /// DNS servers for the lookups the server makes itself (SPF, DKIM,
+    /// DMARC and blacklist checks, MX records): `ip` or `ip:port` (IPv6 as
+    /// `[addr]:port`). Empty means the system's resolver configuration.
+    pub dns_nameservers: Vec<String>,
     pub smtp: SmtpConfig,
     /// Raw requests kept per account for recent activity (at least 10);
     /// older raw rows are deleted, their counts live on in the rollups.
@@ -109,6 +113,7 @@ impl Default for Config {
             unsafe_outbound_allow_loopback: false,
             unsafe_plugins_allow_loopback: false,
             offer_example_vendors: false,
+            dns_nameservers: Vec::new(),
             smtp: SmtpConfig {
                 port: 587,
                 security: "starttls".into(),
@@ -211,6 +216,9 @@ impl Config {
         if let Some(v) = get("OUTREACH_OFFER_EXAMPLE_VENDORS") {
             self.offer_example_vendors = parse("OUTREACH_OFFER_EXAMPLE_VENDORS", v)?;
         }
+        if let Some(v) = get("OUTREACH_DNS_NAMESERVERS") {
+            self.dns_nameservers = list(v);
+        }
         if let Some(v) = get("OUTREACH_SMTP_HOST") {
             self.smtp.host = v;
         }
@@ -275,7 +283,31 @@ impl Config {
         );
         self.limits_table()?;
         self.outbound_allow_nets()?;
+        self.dns_nameserver_addrs()?;
         Ok(())
+    }
+
+    /// `dns_nameservers`, parsed; port 53 where an entry names none. An
+    /// entry that is neither an address nor `address:port` is an error
+    /// naming the setting and the entry.
+    pub fn dns_nameserver_addrs(&self) -> anyhow::Result<Vec<SocketAddr>> {
+        self.dns_nameservers
+            .iter()
+            .map(|entry| {
+                let text = entry.trim();
+                text.parse::<SocketAddr>()
+                    .or_else(|_| {
+                        text.parse::<std::net::IpAddr>()
+                            .map(|ip| SocketAddr::new(ip, 53))
+                    })
+                    .map_err(|_| {
+                        anyhow::anyhow!(
+                            "dns_nameservers entry {entry:?} must be an IP address or ip:port \
+                             (IPv6 with a port as [addr]:port)"
+                        )
+                    })
+            })
+            .collect()
     }
 
     /// `outbound_allow_cidrs`, parsed; an entry that is not an address or
@@ -391,6 +423,15 @@ unsafe_plugins_allow_loopback = false
 # providers, for tests and plugin development.
 offer_example_vendors = false
 
+# DNS servers for the lookups the server makes itself: SPF, DKIM and DMARC
+# records and blacklist (DNSBL) queries of the warmup checks, MX records.
+# Entries are IP addresses with an optional port, for example
+# ["192.0.2.53", "192.0.2.54:5353", "[2001:db8::53]:53"]. Empty: the system's
+# resolver configuration (/etc/resolv.conf). Blacklists such as Spamhaus refuse
+# queries that come through large public resolvers, so point this at your own
+# recursive resolver. Environment: OUTREACH_DNS_NAMESERVERS, comma-separated.
+dns_nameservers = []
+
 # Base-URL overrides for vendor adapters, by vendor identifier, for example
 # openai = "https://my-gateway.example.com". Without an entry an adapter uses
 # its vendor's public API.
@@ -452,6 +493,46 @@ mod tests {
         assert_eq!(config.listen.to_string(), "0.0.0.0:7000");
         assert_eq!(config.database_url(), "sqlite:///tmp/x/outreach.db");
         assert_eq!(config.trusted_proxies.len(), 2);
+    }
+
+    #[test]
+    fn dns_nameservers_come_from_the_file_or_the_environment() {
+        let mut config: Config =
+            toml::from_str("dns_nameservers = [\"192.0.2.53\", \"[2001:db8::1]:5353\"]").unwrap();
+        config.apply_env(|_| None).unwrap();
+        assert_eq!(
+            config.dns_nameserver_addrs().unwrap(),
+            vec![
+                "192.0.2.53:53".parse::<SocketAddr>().unwrap(),
+                "[2001:db8::1]:5353".parse().unwrap()
+            ]
+        );
+        config
+            .apply_env(|k| {
+                (k == "OUTREACH_DNS_NAMESERVERS").then(|| "127.0.0.1:5300, ::1".to_string())
+            })
+            .unwrap();
+        assert_eq!(
+            config.dns_nameserver_addrs().unwrap(),
+            vec![
+                "127.0.0.1:5300".parse::<SocketAddr>().unwrap(),
+                "[::1]:53".parse().unwrap()
+            ]
+        );
+        assert!(Config::default().dns_nameserver_addrs().unwrap().is_empty());
+    }
+
+    #[test]
+    fn malformed_dns_nameservers_are_refused_by_name() {
+        let mut config: Config = toml::from_str("dns_nameservers = [\"dns.example\"]").unwrap();
+        let err = config.apply_env(|_| None).unwrap_err().to_string();
+        assert!(err.contains("dns_nameservers") && err.contains("dns.example"), "{err}");
+        let mut config = Config::default();
+        let err = config
+            .apply_env(|k| (k == "OUTREACH_DNS_NAMESERVERS").then(|| "10.0.0.1:99999".to_string()))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("dns_nameservers"), "{err}");
     }
 
     #[test]

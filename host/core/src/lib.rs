@@ -19,6 +19,8 @@ pub mod store;
 pub mod usage;
 
 #[cfg(any(test, feature = "testing"))]
+pub mod smtp_capture;
+#[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
 pub use area::Area;

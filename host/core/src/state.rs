@@ -80,6 +80,9 @@ pub struct Shared {
     /// SMTP, IMAP, DNS over TCP): the SSRF guard's policy with the
     /// operator's CIDR allowlist and the test-only loopback allowance.
     pub outbound: outreach_ssrf::GuardPolicy,
+    /// The DNS resolver for lookups the server makes itself (warmup checks,
+    /// MX records), from `dns_nameservers`.
+    pub dns: crate::platform::dns::Dns,
     /// The effective plan limits (spec/1 with the operator's overrides).
     pub limits_table: Arc<crate::accounts::LimitsTable>,
     /// Area crates' services, set once while the state is assembled.
@@ -132,6 +135,7 @@ impl AppState {
         )?;
         let jwt = JwtKeys::new(&secrets.derive("dashboard-jwt"));
         let outbound = crate::platform::outbound::policy(&config)?;
+        let dns = crate::platform::dns::Dns::from_config(&config)?;
         let limits_table = Arc::new(config.limits_table()?);
         let artifact_cache = match plugins {
             Plugins::Load => Some(default_plugin_cache(&config)),
@@ -181,6 +185,7 @@ impl AppState {
             jwt: Arc::new(jwt),
             plugins,
             outbound,
+            dns,
             limits_table,
             extensions: OnceLock::new(),
             config: Arc::new(config),

@@ -5,6 +5,9 @@
 //! On PostgreSQL each `TestApp` gets its own database, dropped afterwards;
 //! `OUTREACH_TEST_POSTGRES_URL` names the server (default
 //! `postgres://postgres@127.0.0.1:5432/postgres`).
+//!
+//! Tests that reach DNS start a [`dns::TestDns`] and name it in the
+//! configuration closure (`|c| c.dns_nameservers = vec![dns.nameserver()]`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -24,6 +27,8 @@ use crate::area::Area;
 use crate::config::Config;
 use crate::platform::clock::ManualClock;
 use crate::state::{AppState, Plugins};
+
+pub mod dns;
 
 pub struct TestApp {
     pub state: AppState,

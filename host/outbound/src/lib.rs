@@ -14,6 +14,7 @@
 use outreach_core::Area;
 
 pub mod ai_writer;
+pub mod analytics;
 pub mod email_health;
 pub mod enrollment;
 pub mod mail;
@@ -21,11 +22,15 @@ pub mod mailbox_pool;
 pub mod preview;
 pub mod rendering;
 pub mod send_accounts;
+pub mod sender;
 pub mod sequence_events;
 pub mod sequence_warmup;
 pub mod sequences;
 pub mod steps;
 pub mod suppression;
+pub mod tasks;
+pub mod test_send;
+pub mod tracking;
 
 #[cfg(test)]
 mod testkit;
@@ -43,8 +48,18 @@ pub const AREA: Area = Area {
             .merge(preview::routes::router())
             .merge(email_health::routes::router())
             .merge(ai_writer::routes::router())
+            .merge(analytics::routes::router())
+            .merge(tasks::routes::router())
+            .merge(test_send::routes::router())
     },
-    public: utoipa_axum::router::OpenApiRouter::new,
-    extend: outreach_core::area::no_services,
-    workers: outreach_core::area::no_workers,
+    public: tracking::routes::public_router,
+    extend: |state, ext| {
+        ext.insert(sender::Sender::new(state));
+    },
+    workers: start_workers,
 };
+
+/// The area's background loops (`outreach serve`).
+fn start_workers(state: &outreach_core::state::AppState) {
+    sender::start_workers(state);
+}

@@ -1,8 +1,9 @@
 //! Building blocks shared by every area: time, secrets, rate limiters, the
 //! durable job queue, outgoing dashboard mail, the outbound address policy,
-//! and the limits shared across servers on PostgreSQL.
+//! the limits shared across servers on PostgreSQL, and the DNS resolver.
 
 pub mod clock;
+pub mod dns;
 pub mod jobs;
 pub mod limiter;
 pub mod mail;

@@ -7,6 +7,7 @@ use utoipa::ToSchema;
 use crate::enrollment::store as enrollments;
 use crate::rendering::{Contact, RenderedEmail, render_email};
 use crate::sequences::service::owned;
+use crate::sequences::store::SequenceRow;
 use crate::steps::store as steps;
 use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::http::auth::Caller;
@@ -39,17 +40,19 @@ pub struct PreviewRequest {
     pub variant: Option<String>,
 }
 
-/// The subject and body of `variant` of the step.
-fn content(step: &steps::StepRow, variant: Option<&str>) -> ApiResult<(String, String)> {
+/// The subject and body of `variant` of the step; variant B falls back to
+/// A's subject or body where it leaves one empty. The sender uses this too.
+pub fn content(step: &steps::StepRow, variant: Option<&str>) -> ApiResult<(String, String)> {
     let base = (
         step.subject.clone().unwrap_or_default(),
         step.body_html.clone().unwrap_or_default(),
     );
+    let filled = |v: &Option<String>| v.clone().filter(|s| !s.trim().is_empty());
     match variant {
         None | Some("a") => Ok(base),
         Some("b") if step.ab_test_enabled => Ok((
-            step.variant_b_subject.clone().unwrap_or(base.0),
-            step.variant_b_body_html.clone().unwrap_or(base.1),
+            filled(&step.variant_b_subject).unwrap_or(base.0),
+            filled(&step.variant_b_body_html).unwrap_or(base.1),
         )),
         Some(label) => step
             .variants
@@ -68,6 +71,19 @@ pub async fn preview(
     body: PreviewRequest,
 ) -> ApiResult<RenderedEmail> {
     let sequence = owned(state, caller, sequence_id).await?;
+    render_for(state, caller, &sequence, body)
+        .await
+        .map(|(_, rendered)| rendered)
+}
+
+/// Renders the step, variant and recipient `body` names, as the sender
+/// would; test-send uses it too.
+pub async fn render_for(
+    state: &AppState,
+    caller: &Caller,
+    sequence: &SequenceRow,
+    body: PreviewRequest,
+) -> ApiResult<(steps::StepRow, RenderedEmail)> {
     let mut conn = state.db.pool.acquire().await?;
     let all = steps::list(&mut conn, sequence.id).await?;
     drop(conn);
@@ -114,5 +130,6 @@ pub async fn preview(
         }
     };
     let (subject, body_html) = content(step, body.variant.as_deref())?;
-    render_email(state, &Actor::from(caller), &subject, &body_html, &contact).await
+    let rendered = render_email(state, &Actor::from(caller), &subject, &body_html, &contact).await?;
+    Ok((step.clone(), rendered))
 }

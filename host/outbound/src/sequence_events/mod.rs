@@ -122,27 +122,26 @@ async fn record_one(conn: &mut AnyConnection, e: &NewEvent) -> sqlx::Result<bool
     Ok(done.rows_affected() == 1)
 }
 
-/// Adds new sent and bounced events to their sequence's day.
+/// Adds new bounced events to their sequence's day. Sends are counted by
+/// the sender when it reserves them (the daily limit must hold before the
+/// message leaves), so `sent` events do not add here.
 async fn bump_days(
     conn: &mut AnyConnection,
     events: &[NewEvent],
     fresh: &[bool],
 ) -> sqlx::Result<()> {
-    let mut days: std::collections::BTreeMap<(i64, i64), (i64, i64, i64)> = Default::default();
+    let mut days: std::collections::BTreeMap<(i64, i64), (i64, i64)> = Default::default();
     for (e, new) in events.iter().zip(fresh) {
-        if !new || !matches!(e.kind, Kind::Sent | Kind::Bounced) {
+        if !new || e.kind != Kind::Bounced {
             continue;
         }
         let d = days
             .entry((e.sequence_id, day_of(e.at)))
-            .or_insert((e.account_id, 0, 0));
-        match e.kind {
-            Kind::Sent => d.1 += 1,
-            _ => d.2 += 1,
-        }
+            .or_insert((e.account_id, 0));
+        d.1 += 1;
     }
-    for ((sequence_id, day), (account_id, sent, bounced)) in days {
-        add_to_day(conn, sequence_id, day, account_id, sent, bounced, 0).await?;
+    for ((sequence_id, day), (account_id, bounced)) in days {
+        add_to_day(conn, sequence_id, day, account_id, 0, bounced, 0).await?;
     }
     Ok(())
 }

@@ -152,10 +152,10 @@ fn check(s: &StepRow) -> ApiResult<()> {
         false,
     )?;
     let email = s.step_type == "email";
-    if email && !(filled(&s.subject) && filled(&s.body_html)) {
-        return Err(ApiError::bad_request(
-            "email steps need a subject and a body_html",
-        ));
+    // An empty subject is allowed: a follow-up without one is sent as a
+    // reply in the thread (`Re: <first subject>`).
+    if email && !filled(&s.body_html) {
+        return Err(ApiError::bad_request("email steps need a body_html"));
     }
     if s.ab_test_enabled {
         if !email || !(filled(&s.variant_b_subject) || filled(&s.variant_b_body_html)) {

@@ -47,10 +47,10 @@ async fn fields_are_checked_and_nothing_is_written_on_refusal() {
     };
     for (body, needle) in [
         (json!({"step_type": "fax"}), "step_type"),
-        (json!({"subject": "s"}), "subject and a body_html"),
+        (json!({"subject": "s"}), "need a body_html"),
         (
-            json!({"step_type": "email", "body_html": "b", "subject": "  "}),
-            "subject and a body_html",
+            json!({"step_type": "email", "body_html": "  ", "subject": "s"}),
+            "need a body_html",
         ),
         (
             json!({"step_type": "delay", "delay_days": -1}),

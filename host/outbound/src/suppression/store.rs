@@ -1,5 +1,6 @@
 //! SQL of the suppression list; every query is scoped to the account.
 
+use sqlx::AnyConnection;
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
@@ -34,7 +35,30 @@ pub async fn insert_one(
     reason: &str,
     now: i64,
 ) -> sqlx::Result<(EntryRow, bool)> {
-    let created = sqlx::query(
+    let mut conn = db.pool.acquire().await?;
+    let created = add_on(&mut conn, account_id, target, reason, now).await?;
+    let row = sqlx::query(
+        "SELECT id, email, domain, reason, created_at FROM suppression_entries \
+         WHERE account_id = $1 AND email = $2",
+    )
+    .bind(account_id)
+    .bind(&target.email)
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok((entry(&row)?, created))
+}
+
+/// Adds one entry on `conn` (a transaction of the change that suppresses
+/// the address: a bounce, an unsubscribe, a complaint) unless it is listed
+/// already; says whether it was added.
+pub async fn add_on(
+    conn: &mut AnyConnection,
+    account_id: i64,
+    target: &Target,
+    reason: &str,
+    now: i64,
+) -> sqlx::Result<bool> {
+    Ok(sqlx::query(
         "INSERT INTO suppression_entries (account_id, email, domain, reason, created_at) \
          VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
     )
@@ -43,19 +67,10 @@ pub async fn insert_one(
     .bind(&target.domain)
     .bind(reason)
     .bind(now)
-    .execute(&db.pool)
+    .execute(conn)
     .await?
     .rows_affected()
-        == 1;
-    let row = sqlx::query(
-        "SELECT id, email, domain, reason, created_at FROM suppression_entries \
-         WHERE account_id = $1 AND email = $2",
-    )
-    .bind(account_id)
-    .bind(&target.email)
-    .fetch_one(&db.pool)
-    .await?;
-    Ok((entry(&row)?, created))
+        == 1)
 }
 
 /// Adds many entries with one reason; existing ones are left as they are.

@@ -1,0 +1,253 @@
+//! SMTP delivery: per send account, up to [`LANES_PER_ACCOUNT`] lanes, each
+//! a task holding one authenticated connection (from `mail::connect_smtp`,
+//! so every socket passes the outbound policy) that carries message after
+//! message. lettre's own pool dials by itself, which would bypass the SSRF
+//! guard, so the pooling is here over lettre's connection type.
+//!
+//! A lane sends one message, hands its answer to the recorder and waits for
+//! the commit before it takes the next, so a crash can leave at most one
+//! delivered-but-unrecorded message per connection. The SMTP commands are
+//! issued one by one so a refused recipient (a bounce) is told apart from a
+//! refused sender (the mailbox's problem) and the connection is reset and
+//! kept.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use lettre::address::Envelope;
+use lettre::transport::smtp::client::AsyncSmtpConnection;
+use lettre::transport::smtp::commands::{Data, Mail, Rcpt, Rset};
+use lettre::transport::smtp::extension::{Extension, MailBodyParameter, MailParameter};
+use tokio::sync::oneshot;
+use tracing::Instrument;
+
+use super::Sender;
+use super::record::{Outcome, SmtpResult};
+use crate::mail::{MailError, connect_smtp};
+use crate::send_accounts::service::connection;
+use outreach_core::state::AppState;
+
+/// Connections per send account. Hosted mailboxes limit concurrent SMTP
+/// sessions per user (about ten at the large providers); four keeps well
+/// under that while filling a loopback link.
+pub const LANES_PER_ACCOUNT: usize = 4;
+
+/// One SMTP command, or connecting with authentication.
+pub const SMTP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A lane with nothing to send closes its connection after this long.
+const IDLE: Duration = Duration::from_secs(30);
+
+/// A composed message on its way to a lane.
+pub struct Delivery {
+    pub outcome: Outcome,
+    pub envelope: Envelope,
+    pub bytes: Vec<u8>,
+    /// Told when the answer is recorded.
+    pub done: oneshot::Sender<()>,
+}
+
+#[derive(Clone, Default)]
+pub struct Lanes {
+    accounts: Arc<Mutex<HashMap<i64, AccountLanes>>>,
+}
+
+#[derive(Clone)]
+struct AccountLanes {
+    tx: async_channel::Sender<Delivery>,
+    rx: async_channel::Receiver<Delivery>,
+    running: Arc<AtomicUsize>,
+}
+
+impl Lanes {
+    /// Queues `d` on its send account's lanes, opening a lane when none is
+    /// free and fewer than [`LANES_PER_ACCOUNT`] run.
+    pub async fn deliver(&self, state: &AppState, d: Delivery) {
+        let send_account_id = d.outcome.send_account_id;
+        let lanes = {
+            let mut map = self.accounts.lock().expect("lanes lock");
+            map.entry(send_account_id)
+                .or_insert_with(|| {
+                    let (tx, rx) = async_channel::bounded(LANES_PER_ACCOUNT * 8);
+                    AccountLanes {
+                        tx,
+                        rx,
+                        running: Arc::new(AtomicUsize::new(0)),
+                    }
+                })
+                .clone()
+        };
+        let _ = lanes.tx.send(d).await;
+        if !lanes.rx.is_empty() || lanes.running.load(Ordering::SeqCst) == 0 {
+            open_lane(state, send_account_id, &lanes);
+        }
+    }
+}
+
+fn open_lane(state: &AppState, send_account_id: i64, lanes: &AccountLanes) {
+    let taken = lanes
+        .running
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+            (n < LANES_PER_ACCOUNT).then_some(n + 1)
+        });
+    if taken.is_err() {
+        return;
+    }
+    let span = tracing::info_span!("job", name = "sender.lane", send_account_id);
+    tokio::spawn(lane(state.clone(), send_account_id, lanes.clone()).instrument(span));
+}
+
+async fn lane(state: AppState, send_account_id: i64, lanes: AccountLanes) {
+    let mut conn: Option<AsyncSmtpConnection> = None;
+    // Set when the mailbox refused us (authentication): later messages of
+    // this lane fail the same way without dialling again.
+    let mut refused: Option<String> = None;
+    loop {
+        let d = match tokio::time::timeout(IDLE, lanes.rx.recv()).await {
+            Ok(Ok(d)) => d,
+            _ => {
+                lanes.running.fetch_sub(1, Ordering::SeqCst);
+                // A message queued while this lane was leaving still gets one.
+                if !lanes.rx.is_empty() {
+                    open_lane(&state, send_account_id, &lanes);
+                }
+                break;
+            }
+        };
+        let result = match &refused {
+            Some(reason) => SmtpResult::AccountFailed(reason.clone()),
+            None => send_one(&state, &mut conn, &d).await,
+        };
+        if let SmtpResult::AccountFailed(reason) = &result {
+            refused = Some(reason.clone());
+        }
+        let mut outcome = d.outcome;
+        outcome.result = result;
+        outcome.at = state.clock.now_ms();
+        state.ext::<Sender>().recorder.record(outcome).await;
+        let _ = d.done.send(());
+    }
+    if let Some(mut c) = conn {
+        let _ = tokio::time::timeout(Duration::from_secs(5), c.quit()).await;
+    }
+}
+
+/// One SMTP transaction on the lane's connection, opening it first when
+/// needed.
+async fn send_one(
+    state: &AppState,
+    conn: &mut Option<AsyncSmtpConnection>,
+    d: &Delivery,
+) -> SmtpResult {
+    if conn.as_ref().is_none_or(|c| c.has_broken()) {
+        match open(state, d.outcome.account_id, d.outcome.send_account_id).await {
+            Ok(c) => *conn = Some(c),
+            Err(result) => return result,
+        }
+    }
+    let c = conn.as_mut().expect("opened above");
+    let result = transaction(c, &d.envelope, &d.bytes).await;
+    if matches!(result, SmtpResult::Deferred(_)) || c.has_broken() {
+        // An I/O error or timeout leaves the session in an unknown state.
+        if let Some(mut old) = conn.take() {
+            old.abort().await;
+        }
+    }
+    result
+}
+
+async fn open(
+    state: &AppState,
+    account_id: i64,
+    send_account_id: i64,
+) -> Result<AsyncSmtpConnection, SmtpResult> {
+    let server = connection(state, account_id, send_account_id)
+        .await
+        .map_err(|e| SmtpResult::AccountFailed(format!("send account unavailable: {e}")))?;
+    match connect_smtp(&state.outbound, &server.smtp, server.encryption, SMTP_TIMEOUT).await {
+        Ok(c) => Ok(c),
+        Err(MailError::Blocked(reason)) => Err(SmtpResult::AccountFailed(reason)),
+        // A refused login (a changed password) needs the owner; a server
+        // that is down or slow is tried again soon.
+        Err(MailError::Failed(reason)) if reason.contains("authentication failed") => {
+            Err(SmtpResult::AccountFailed(reason))
+        }
+        Err(MailError::Failed(reason)) => Err(SmtpResult::Deferred(reason)),
+    }
+}
+
+/// How one SMTP command ended when it did not succeed.
+enum Refusal {
+    /// 5xx: the server will not take this.
+    Permanent(String),
+    /// 4xx, an I/O error or a timeout: try again later.
+    Transient(String),
+}
+
+async fn step<T>(
+    fut: impl Future<Output = Result<T, lettre::transport::smtp::Error>>,
+) -> Result<T, Refusal> {
+    match tokio::time::timeout(SMTP_TIMEOUT, fut).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) if e.is_permanent() => Err(Refusal::Permanent(e.to_string())),
+        Ok(Err(e)) => Err(Refusal::Transient(e.to_string())),
+        Err(_) => Err(Refusal::Transient("SMTP command timed out".into())),
+    }
+}
+
+/// MAIL, RCPT, DATA and the message, each answer classified.
+pub(crate) async fn transaction(
+    c: &mut AsyncSmtpConnection,
+    envelope: &Envelope,
+    bytes: &[u8],
+) -> SmtpResult {
+    let mut options = Vec::new();
+    let non_ascii = envelope
+        .to()
+        .iter()
+        .chain(envelope.from())
+        .any(|a| !AsRef::<str>::as_ref(a).is_ascii());
+    if non_ascii {
+        if !c.server_info().supports_feature(Extension::SmtpUtfEight) {
+            return SmtpResult::Bounced(
+                "the recipient's address needs SMTPUTF8, which the server does not offer".into(),
+            );
+        }
+        options.push(MailParameter::SmtpUtfEight);
+    }
+    if !bytes.is_ascii() && c.server_info().supports_feature(Extension::EightBitMime) {
+        options.push(MailParameter::Body(MailBodyParameter::EightBitMime));
+    }
+    match step(c.command(Mail::new(envelope.from().cloned(), options))).await {
+        Ok(_) => {}
+        Err(Refusal::Permanent(e)) => {
+            let _ = step(c.command(Rset)).await;
+            return SmtpResult::AccountFailed(format!("the server refused the sender: {e}"));
+        }
+        Err(Refusal::Transient(e)) => return SmtpResult::Deferred(e),
+    }
+    for to in envelope.to() {
+        match step(c.command(Rcpt::new(to.clone(), vec![]))).await {
+            Ok(_) => {}
+            // The session stays usable after a refused recipient.
+            Err(Refusal::Permanent(e)) => {
+                let _ = step(c.command(Rset)).await;
+                return SmtpResult::Bounced(e);
+            }
+            Err(Refusal::Transient(e)) => {
+                let _ = step(c.command(Rset)).await;
+                return SmtpResult::Deferred(e);
+            }
+        }
+    }
+    if let Err(Refusal::Permanent(e) | Refusal::Transient(e)) = step(c.command(Data)).await {
+        return SmtpResult::Deferred(e);
+    }
+    match step(c.message(bytes)).await {
+        Ok(_) => SmtpResult::Delivered,
+        Err(Refusal::Permanent(e)) => SmtpResult::Bounced(e),
+        Err(Refusal::Transient(e)) => SmtpResult::Deferred(e),
+    }
+}

@@ -1,0 +1,401 @@
+//! Recording SMTP answers. Lanes hand each answer to one writer task that
+//! commits whatever has arrived in one transaction (a group commit) and
+//! then releases the lanes, so each connection waits for its own message's
+//! record before it carries the next, and a busy server still writes in
+//! batches.
+//!
+//! - Delivered (250): the message becomes `sent`, `sent` and `delivered`
+//!   events are recorded and the enrollment moves to its next step, due the
+//!   next step's delays after the send.
+//! - Bounced (a permanent refusal of the recipient or the message): `sent`
+//!   and `bounced` events, the enrollment `bounced`, the address suppressed
+//!   (reason bounce), `sequence.bounced`, and the bounce-rate auto-pause.
+//! - Deferred (a temporary failure): the message waits as `deferred`, its
+//!   reservation of today's counters is released and the enrollment is due
+//!   again in [`RETRY_MS`].
+//! - Account failed (the mailbox refused our login or sender): as deferred,
+//!   and the send account moves to status `error` with the server's words.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use serde_json::json;
+use sqlx::{AnyConnection, Row};
+use tokio::sync::{mpsc, oneshot};
+
+use super::plan::ERROR_RETRY_MS;
+use super::store::reserve_mailbox;
+use crate::sequence_events::add_to_day;
+use crate::suppression::{address, store as suppression};
+use outreach_core::events::{self, EventType};
+use outreach_core::store::{Backend, Db, id_list, typed_value_rows, value_rows};
+
+/// A temporarily failed send is tried again after this long.
+pub const RETRY_MS: i64 = 10 * 60 * 1000;
+
+/// Sends a sequence needs before its bounce rate can pause it (issue text).
+pub const AUTO_PAUSE_MIN_SENDS: i64 = 20;
+
+/// Answers written per transaction.
+const BATCH: usize = 256;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SmtpResult {
+    Delivered,
+    Bounced(String),
+    Deferred(String),
+    AccountFailed(String),
+}
+
+/// One send's answer and what recording it needs.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub message_row_id: i64,
+    pub account_id: i64,
+    pub sequence_id: i64,
+    pub enrollment_id: i64,
+    pub step_id: i64,
+    pub variant: Option<String>,
+    pub send_account_id: i64,
+    pub reserved_day: Option<i64>,
+    pub to_email: String,
+    pub next_delay_ms: Option<i64>,
+    pub subject: String,
+    pub links: Vec<String>,
+    pub result: SmtpResult,
+    pub at: i64,
+}
+
+type Pending = (Outcome, oneshot::Sender<()>);
+
+/// The handle lanes record through.
+#[derive(Clone)]
+pub struct Recorder {
+    tx: mpsc::Sender<Pending>,
+}
+
+impl Recorder {
+    /// Starts the writer task on `db`.
+    pub fn start(db: Db) -> Recorder {
+        let (tx, rx) = mpsc::channel(4096);
+        tokio::spawn(writer(db, rx));
+        Recorder { tx }
+    }
+
+    /// Records `o`; returns once it is committed (or given up on).
+    pub async fn record(&self, o: Outcome) {
+        let (done, wait) = oneshot::channel();
+        if self.tx.send((o, done)).await.is_ok() {
+            let _ = wait.await;
+        }
+    }
+}
+
+async fn writer(db: Db, mut rx: mpsc::Receiver<Pending>) {
+    while let Some(first) = rx.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < BATCH {
+            match rx.try_recv() {
+                Ok(p) => batch.push(p),
+                Err(_) => break,
+            }
+        }
+        let outcomes: Vec<Outcome> = batch.iter().map(|(o, _)| o.clone()).collect();
+        // A failed write is retried: giving up would resend delivered mail
+        // once the leases run out.
+        for attempt in 0..5u32 {
+            match write(&db, &outcomes).await {
+                Ok(()) => break,
+                Err(e) => {
+                    tracing::error!(error = %e, attempt, "recording sends failed");
+                    tokio::time::sleep(Duration::from_millis(200 << attempt)).await;
+                }
+            }
+        }
+        for (_, done) in batch {
+            let _ = done.send(());
+        }
+    }
+}
+
+/// Writes a batch of answers in one transaction.
+pub async fn write(db: &Db, outcomes: &[Outcome]) -> sqlx::Result<()> {
+    let mut tx = db.pool.begin().await?;
+    let delivered: Vec<&Outcome> = outcomes
+        .iter()
+        .filter(|o| o.result == SmtpResult::Delivered)
+        .collect();
+    record_delivered(&mut tx, db.backend, &delivered).await?;
+    for o in outcomes {
+        match &o.result {
+            SmtpResult::Delivered => {}
+            SmtpResult::Bounced(reason) => record_bounce(&mut tx, db.backend, o, reason).await?,
+            SmtpResult::Deferred(reason) => defer(&mut tx, o, reason, o.at + RETRY_MS).await?,
+            SmtpResult::AccountFailed(reason) => {
+                defer(&mut tx, o, reason, o.at + ERROR_RETRY_MS).await?;
+                sqlx::query(
+                    "UPDATE send_accounts SET status = 'error', last_error = $1, updated_at = $2
+                     WHERE id = $3",
+                )
+                .bind(reason)
+                .bind(o.at)
+                .bind(o.send_account_id)
+                .execute(&mut *tx)
+                .await?;
+            }
+        }
+    }
+    tx.commit().await
+}
+
+async fn record_delivered(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    delivered: &[&Outcome],
+) -> sqlx::Result<()> {
+    if delivered.is_empty() {
+        return Ok(());
+    }
+    // Only messages still `sending` move: a message another server recorded
+    // meanwhile (after a lease ran out) is not advanced twice.
+    let sql = format!(
+        "WITH v(id, at, subject, links) AS (VALUES {}) \
+         UPDATE sequence_messages SET status = 'sent', sent_at = v.at, subject = v.subject, \
+             links = v.links, error = NULL \
+         FROM v WHERE sequence_messages.id = v.id AND sequence_messages.status = 'sending' \
+         RETURNING sequence_messages.id",
+        typed_value_rows(backend, delivered.len(), &["BIGINT", "BIGINT", "TEXT", "TEXT"])
+    );
+    let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+    for o in delivered {
+        q = q
+            .bind(o.message_row_id)
+            .bind(o.at)
+            .bind(o.subject.clone())
+            .bind(serde_json::to_string(&o.links).unwrap_or_else(|_| "[]".into()));
+    }
+    let fresh: BTreeSet<i64> = q
+        .fetch_all(&mut *conn)
+        .await?
+        .iter()
+        .map(|r| r.try_get::<i64, _>(0))
+        .collect::<sqlx::Result<_>>()?;
+    let fresh: Vec<&&Outcome> = delivered
+        .iter()
+        .filter(|o| fresh.contains(&o.message_row_id))
+        .collect();
+    if fresh.is_empty() {
+        return Ok(());
+    }
+
+    let sql = format!(
+        "INSERT INTO sequence_events (account_id, sequence_id, step_id, enrollment_id, message_id, \
+             send_account_id, event_type, variant, created_at) VALUES {} ON CONFLICT DO NOTHING",
+        value_rows(backend, fresh.len() * 2, 9)
+    );
+    let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+    for o in &fresh {
+        for kind in ["sent", "delivered"] {
+            q = q
+                .bind(o.account_id)
+                .bind(o.sequence_id)
+                .bind(o.step_id)
+                .bind(o.enrollment_id)
+                .bind(o.message_row_id)
+                .bind(o.send_account_id)
+                .bind(kind)
+                .bind(o.variant.clone())
+                .bind(o.at);
+        }
+    }
+    q.execute(&mut *conn).await?;
+
+    // The next step falls due its delays after this send; without one, now
+    // (the next pass completes the enrollment).
+    let sql = format!(
+        "WITH v(id, at, next_at) AS (VALUES {}) \
+         UPDATE enrollments SET current_step = current_step + 1, last_step_at = v.at, \
+             next_send_at = v.next_at, lease_owner = NULL, lease_until = NULL, updated_at = v.at \
+         FROM v WHERE enrollments.id = v.id",
+        typed_value_rows(backend, fresh.len(), &["BIGINT", "BIGINT", "BIGINT"])
+    );
+    let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+    for o in &fresh {
+        q = q
+            .bind(o.enrollment_id)
+            .bind(o.at)
+            .bind(o.at + o.next_delay_ms.unwrap_or(0));
+    }
+    q.execute(&mut *conn).await?;
+
+    // A delivery proves the mailbox works again.
+    let mut accounts: Vec<i64> = fresh.iter().map(|o| o.send_account_id).collect();
+    accounts.sort_unstable();
+    accounts.dedup();
+    let at = fresh.iter().map(|o| o.at).max().unwrap_or_default();
+    let sql = format!(
+        "UPDATE send_accounts SET last_activity_at = $1, \
+             status = CASE WHEN status = 'error' THEN 'active' ELSE status END, \
+             last_error = NULL WHERE id IN ({})",
+        id_list(&accounts)
+    );
+    sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(at)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+async fn record_bounce(
+    conn: &mut AnyConnection,
+    _backend: Backend,
+    o: &Outcome,
+    reason: &str,
+) -> sqlx::Result<()> {
+    let moved = sqlx::query(
+        "UPDATE sequence_messages SET status = 'failed', error = $1, sent_at = $2, subject = $3
+         WHERE id = $4 AND status = 'sending'",
+    )
+    .bind(reason)
+    .bind(o.at)
+    .bind(&o.subject)
+    .bind(o.message_row_id)
+    .execute(&mut *conn)
+    .await?;
+    if moved.rows_affected() == 0 {
+        return Ok(());
+    }
+    for (kind, detail) in [("sent", None), ("bounced", Some("hard"))] {
+        sqlx::query(
+            "INSERT INTO sequence_events (account_id, sequence_id, step_id, enrollment_id,
+                 message_id, send_account_id, event_type, variant, detail, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
+        )
+        .bind(o.account_id)
+        .bind(o.sequence_id)
+        .bind(o.step_id)
+        .bind(o.enrollment_id)
+        .bind(o.message_row_id)
+        .bind(o.send_account_id)
+        .bind(kind)
+        .bind(o.variant.clone())
+        .bind(detail)
+        .bind(o.at)
+        .execute(&mut *conn)
+        .await?;
+    }
+    add_to_day(
+        conn,
+        o.sequence_id,
+        crate::sequence_events::day_of(o.at),
+        o.account_id,
+        0,
+        1,
+        0,
+    )
+    .await?;
+    sqlx::query(
+        "UPDATE enrollments SET status = 'bounced', next_send_at = NULL, lease_owner = NULL,
+             lease_until = NULL, last_step_at = $1, updated_at = $1 WHERE id = $2",
+    )
+    .bind(o.at)
+    .bind(o.enrollment_id)
+    .execute(&mut *conn)
+    .await?;
+    if let Some(target) = address::parse(&o.to_email) {
+        suppression::add_on(conn, o.account_id, &target, "bounce", o.at).await?;
+    }
+    let data = json!({"sequence_id": o.sequence_id, "enrollment_id": o.enrollment_id,
+        "step_id": o.step_id, "email": o.to_email, "bounce_type": "hard", "reason": reason});
+    events::record(conn, o.account_id, EventType::SequenceBounced, &data, o.at).await?;
+    auto_pause_if_bouncing(conn, o.sequence_id, o.at).await?;
+    Ok(())
+}
+
+/// Puts a temporarily failed send back: the message waits as `deferred`
+/// (the next plan reserves it again), today's reservation is released and
+/// the enrollment is due at `retry_at`.
+async fn defer(
+    conn: &mut AnyConnection,
+    o: &Outcome,
+    reason: &str,
+    retry_at: i64,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE sequence_messages SET status = 'deferred', error = $1
+         WHERE id = $2 AND status = 'sending'",
+    )
+    .bind(reason)
+    .bind(o.message_row_id)
+    .execute(&mut *conn)
+    .await?;
+    if let Some(day) = o.reserved_day {
+        add_to_day(conn, o.sequence_id, day, o.account_id, -1, 0, 0).await?;
+        reserve_mailbox(conn, o.send_account_id, -1, day).await?;
+    }
+    sqlx::query(
+        "UPDATE enrollments SET next_send_at = $1, lease_owner = NULL, lease_until = NULL,
+             updated_at = $2 WHERE id = $3",
+    )
+    .bind(retry_at)
+    .bind(o.at)
+    .bind(o.enrollment_id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Pauses an active sequence whose bounce rate (bounced / sent, once it
+/// has sent [`AUTO_PAUSE_MIN_SENDS`]) passed its `auto_pause_bounce_rate`,
+/// recording why. The inbox calls this too when DSNs arrive.
+pub async fn auto_pause_if_bouncing(
+    conn: &mut AnyConnection,
+    sequence_id: i64,
+    now: i64,
+) -> sqlx::Result<bool> {
+    let row = sqlx::query("SELECT status, auto_pause_bounce_rate FROM sequences WHERE id = $1")
+        .bind(sequence_id)
+        .fetch_optional(&mut *conn)
+        .await?;
+    let Some(row) = row else { return Ok(false) };
+    let (status, limit): (String, f64) = (row.try_get(0)?, row.try_get(1)?);
+    if status != "active" || limit <= 0.0 {
+        return Ok(false);
+    }
+    let counts = sqlx::query(
+        "SELECT event_type, COUNT(*) FROM sequence_events
+         WHERE sequence_id = $1 AND event_type IN ('sent', 'bounced') GROUP BY event_type",
+    )
+    .bind(sequence_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    let (mut sent, mut bounced) = (0i64, 0i64);
+    for r in counts {
+        let n: i64 = r.try_get(1)?;
+        match r.try_get::<String, _>(0)?.as_str() {
+            "sent" => sent = n,
+            _ => bounced = n,
+        }
+    }
+    if sent < AUTO_PAUSE_MIN_SENDS {
+        return Ok(false);
+    }
+    let rate = bounced as f64 * 100.0 / sent as f64;
+    if rate <= limit {
+        return Ok(false);
+    }
+    let reason = format!(
+        "Auto-paused: bounce rate {rate:.1}% ({bounced} of {sent} sent) passed \
+         auto_pause_bounce_rate {limit}%"
+    );
+    let done = sqlx::query(
+        "UPDATE sequences SET status = 'paused', paused_reason = $1, updated_at = $2
+         WHERE id = $3 AND status = 'active'",
+    )
+    .bind(reason)
+    .bind(now)
+    .bind(sequence_id)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
