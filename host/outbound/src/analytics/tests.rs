@@ -8,7 +8,7 @@ use super::service::{
     Counts, composite_hundredths, leading, rate, rate_tenths, sufficient, two_proportion_z,
 };
 use crate::sequence_events::{self, Kind, NewEvent};
-use crate::testkit::{sequence, step};
+use crate::testkit::step;
 use crate::tracking::tests::{Fixture, enroll, fixture, sent_message};
 use crate::tracking::{Token, TrackingKey};
 use outreach_core::accounts::plans::Plan;

@@ -24,6 +24,7 @@ use tokio::sync::oneshot;
 use tracing::Instrument;
 
 use super::Sender;
+use super::plan::ERROR_RETRY_MS;
 use super::record::{Outcome, SmtpResult};
 use crate::mail::{MailError, connect_smtp};
 use crate::send_accounts::service::connection;
@@ -59,6 +60,10 @@ struct AccountLanes {
     tx: async_channel::Sender<Delivery>,
     rx: async_channel::Receiver<Delivery>,
     running: Arc<AtomicUsize>,
+    /// When and why the mailbox last refused us (a login or the sender):
+    /// messages queued within [`ERROR_RETRY_MS`] of it fail the same way
+    /// without dialling again, so a changed password costs one login.
+    refused: Arc<Mutex<Option<(i64, String)>>>,
 }
 
 impl Lanes {
@@ -75,6 +80,7 @@ impl Lanes {
                         tx,
                         rx,
                         running: Arc::new(AtomicUsize::new(0)),
+                        refused: Arc::default(),
                     }
                 })
                 .clone()
@@ -101,9 +107,6 @@ fn open_lane(state: &AppState, send_account_id: i64, lanes: &AccountLanes) {
 
 async fn lane(state: AppState, send_account_id: i64, lanes: AccountLanes) {
     let mut conn: Option<AsyncSmtpConnection> = None;
-    // Set when the mailbox refused us (authentication): later messages of
-    // this lane fail the same way without dialling again.
-    let mut refused: Option<String> = None;
     loop {
         let d = match tokio::time::timeout(IDLE, lanes.rx.recv()).await {
             Ok(Ok(d)) => d,
@@ -116,12 +119,19 @@ async fn lane(state: AppState, send_account_id: i64, lanes: AccountLanes) {
                 break;
             }
         };
-        let result = match &refused {
-            Some(reason) => SmtpResult::AccountFailed(reason.clone()),
+        let now = state.clock.now_ms();
+        let recent = lanes
+            .refused
+            .lock()
+            .expect("refusal lock")
+            .clone()
+            .filter(|(at, _)| now < at + ERROR_RETRY_MS);
+        let result = match recent {
+            Some((_, reason)) => SmtpResult::AccountFailed(reason),
             None => send_one(&state, &mut conn, &d).await,
         };
         if let SmtpResult::AccountFailed(reason) = &result {
-            refused = Some(reason.clone());
+            *lanes.refused.lock().expect("refusal lock") = Some((now, reason.clone()));
         }
         let mut outcome = d.outcome;
         outcome.result = result;
