@@ -65,6 +65,10 @@ pub struct Config {
     /// DMARC and blacklist checks, MX records): `ip` or `ip:port` (IPv6 as
     /// `[addr]:port`). Empty means the system's resolver configuration.
     pub dns_nameservers: Vec<String>,
+    /// How long the sequence sender holds the enrollments it claimed, in
+    /// seconds: a server that dies leaves its claimed sends for this long
+    /// before another server takes them. Longer than any SMTP transaction.
+    pub sender_lease_secs: u64,
     pub smtp: SmtpConfig,
     /// Raw requests kept per account for recent activity (at least 10);
     /// older raw rows are deleted, their counts live on in the rollups.
@@ -114,6 +118,7 @@ impl Default for Config {
             unsafe_plugins_allow_loopback: false,
             offer_example_vendors: false,
             dns_nameservers: Vec::new(),
+            sender_lease_secs: 300,
             smtp: SmtpConfig {
                 port: 587,
                 security: "starttls".into(),
@@ -219,6 +224,9 @@ impl Config {
         if let Some(v) = get("OUTREACH_DNS_NAMESERVERS") {
             self.dns_nameservers = list(v);
         }
+        if let Some(v) = get("OUTREACH_SENDER_LEASE_SECS") {
+            self.sender_lease_secs = parse("OUTREACH_SENDER_LEASE_SECS", v)?;
+        }
         if let Some(v) = get("OUTREACH_SMTP_HOST") {
             self.smtp.host = v;
         }
@@ -271,6 +279,10 @@ impl Config {
         anyhow::ensure!(
             ["starttls", "tls", "none"].contains(&self.smtp.security.as_str()),
             "smtp.security must be starttls, tls or none"
+        );
+        anyhow::ensure!(
+            self.sender_lease_secs >= 1,
+            "sender_lease_secs must be at least 1"
         );
         for proxy in &self.trusted_proxies {
             crate::http::client_ip::parse_net(proxy)
@@ -431,6 +443,13 @@ offer_example_vendors = false
 # queries that come through large public resolvers, so point this at your own
 # recursive resolver. Environment: OUTREACH_DNS_NAMESERVERS, comma-separated.
 dns_nameservers = []
+
+# Seconds the sequence sender holds the enrollments it claimed. A server that
+# dies mid-send leaves its claimed sends for this long; another server then
+# resends each with the same Message-ID. Keep it above the longest SMTP
+# transaction (the sender gives each SMTP command 30 s). Environment:
+# OUTREACH_SENDER_LEASE_SECS.
+sender_lease_secs = 300
 
 # Base-URL overrides for vendor adapters, by vendor identifier, for example
 # openai = "https://my-gateway.example.com". Without an entry an adapter uses

@@ -49,6 +49,8 @@ pub struct CaptureServer {
     pub messages: Arc<Mutex<Vec<Captured>>>,
     /// The password AUTH accepts (any username).
     pub password: Arc<Mutex<String>>,
+    /// How long each message's final answer waits (a slow receiver).
+    pub delay: Arc<Mutex<std::time::Duration>>,
 }
 
 impl CaptureServer {
@@ -59,6 +61,7 @@ impl CaptureServer {
             port: listener.local_addr().expect("addr").port(),
             messages: Arc::default(),
             password: Arc::new(Mutex::new(password.to_owned())),
+            delay: Arc::default(),
         };
         let s = server.clone();
         tokio::spawn(async move {
@@ -74,6 +77,10 @@ impl CaptureServer {
 
     pub fn messages(&self) -> Vec<Captured> {
         self.messages.lock().expect("lock").clone()
+    }
+
+    pub fn set_delay(&self, delay: std::time::Duration) {
+        *self.delay.lock().expect("lock") = delay;
     }
 
     pub fn set_password(&self, password: &str) {
@@ -152,6 +159,10 @@ async fn session(socket: tokio::net::TcpStream, s: CaptureServer) -> std::io::Re
                 }
                 let l = line.strip_prefix('.').unwrap_or(&line);
                 data.push_str(l);
+            }
+            let delay = *s.delay.lock().expect("lock");
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
             }
             s.messages.lock().expect("lock").push(Captured {
                 from: from.clone(),

@@ -21,6 +21,7 @@ pub mod mail;
 pub mod mailbox_pool;
 pub mod preview;
 pub mod rendering;
+pub mod send_account_warmup;
 pub mod send_accounts;
 pub mod sender;
 pub mod sequence_events;
@@ -51,6 +52,8 @@ pub const AREA: Area = Area {
             .merge(analytics::routes::router())
             .merge(tasks::routes::router())
             .merge(test_send::routes::router())
+            .merge(sequence_warmup::routes::router())
+            .merge(send_account_warmup::routes::router())
     },
     public: tracking::routes::public_router,
     extend: |state, ext| {

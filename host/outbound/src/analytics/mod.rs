@@ -22,8 +22,9 @@
 //! `ab_test_enabled`, is 400 and changes nothing; it may be chosen again.
 //! The sender reads `sequence_steps.ab_winner` and sends only that variant.
 //!
-//! **Multivariate.** `composite_score = open_rate x 0.3 + click_rate x 0.3
-//! + reply_rate x 0.4` over the rounded rates, exact to two decimals.
+//! **Multivariate.** The composite score, `open_rate x 0.3 +
+//! click_rate x 0.3 + reply_rate x 0.4`, is computed over the rounded
+//! rates, so it is exact to two decimals.
 //! `leading_variant` is the highest score among variants sent at least 5
 //! times (the earlier variant of the step on a tie), null when none was.
 //! `results` has every variant the step has now; sends of a label since

@@ -30,7 +30,9 @@ async fn analytics(
     caller: Caller,
     Path(sequence_id): Path<i64>,
 ) -> ApiResult<Json<SequenceAnalytics>> {
-    Ok(Json(service::analytics(&state, &caller, sequence_id).await?))
+    Ok(Json(
+        service::analytics(&state, &caller, sequence_id).await?,
+    ))
 }
 
 /// Sends, opens and clicks of variants a and b.

@@ -87,7 +87,11 @@ async fn hit(f: &Fixture, token: Token) {
         Token::Click { .. } => format!("/t/c/{text}"),
         Token::Unsubscribe { .. } => format!("/t/u/{text}"),
     };
-    let method = if p.starts_with("/t/u/") { "POST" } else { "GET" };
+    let method = if p.starts_with("/t/u/") {
+        "POST"
+    } else {
+        "GET"
+    };
     let r = f.app.call(method, &p, None, None).await;
     assert!(r.status.as_u16() < 400, "{p}: {:?}", r.body);
 }
@@ -107,37 +111,87 @@ async fn analytics_counts_enrollments_events_and_rates() {
         "goal_url": "https://acme.io/goal"}))
     .await;
     let key = &f.acct.api_key;
-    let second = step(&f.app, key, f.sequence_id, json!({"subject": "Bump", "body_html": "<p>b</p>"})).await;
-    let wait = step(&f.app, key, f.sequence_id, json!({"step_type": "delay", "delay_days": 2})).await;
+    let second = step(
+        &f.app,
+        key,
+        f.sequence_id,
+        json!({"subject": "Bump", "body_html": "<p>b</p>"}),
+    )
+    .await;
+    let wait = step(
+        &f.app,
+        key,
+        f.sequence_id,
+        json!({"step_type": "delay", "delay_days": 2}),
+    )
+    .await;
     let m = send(&f, f.step_id, None, 3).await;
     // Message 0: opened twice (one open), clicked twice, replied interested.
     hit(&f, Token::Open { message: m[0].id }).await;
     hit(&f, Token::Open { message: m[0].id }).await;
-    hit(&f, Token::Click { message: m[0].id, link: 0 }).await;
-    hit(&f, Token::Click { message: m[0].id, link: 0 }).await;
+    hit(
+        &f,
+        Token::Click {
+            message: m[0].id,
+            link: 0,
+        },
+    )
+    .await;
+    hit(
+        &f,
+        Token::Click {
+            message: m[0].id,
+            link: 0,
+        },
+    )
+    .await;
     event(&f, &m[0], Kind::Replied, Some("interested")).await;
     // Message 1: the goal link (completes it), a reply that is not interested.
-    hit(&f, Token::Click { message: m[1].id, link: 1 }).await;
+    hit(
+        &f,
+        Token::Click {
+            message: m[1].id,
+            link: 1,
+        },
+    )
+    .await;
     event(&f, &m[1], Kind::Replied, Some("not_now")).await;
     // Message 2: bounced and unsubscribed.
     event(&f, &m[2], Kind::Bounced, Some("hard")).await;
     hit(&f, Token::Unsubscribe { message: m[2].id }).await;
     // The second step went to contact 0 only.
-    let later = sent_message(&f.app, f.acct.account_id, f.sequence_id, m[0].enrollment, second, None, &[]).await;
+    let later = sent_message(
+        &f.app,
+        f.acct.account_id,
+        f.sequence_id,
+        m[0].enrollment,
+        second,
+        None,
+        &[],
+    )
+    .await;
     assert!(later > 0);
     set_status(&f, m[0].enrollment, "replied").await;
     let extra = send(&f, second, Some("b"), 2).await;
     set_status(&f, extra[0].enrollment, "bounced").await;
-    let r = f.app.call(
-        "POST",
-        &format!("/v1/sequences/{}/enrollments/{}/pause", f.sequence_id, extra[1].enrollment),
-        Some(key),
-        None,
-    )
-    .await;
+    let r = f
+        .app
+        .call(
+            "POST",
+            &format!(
+                "/v1/sequences/{}/enrollments/{}/pause",
+                f.sequence_id, extra[1].enrollment
+            ),
+            Some(key),
+            None,
+        )
+        .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
 
-    let a = f.app.get(&format!("/v1/sequences/{}/analytics", f.sequence_id), key).await;
+    let a = f
+        .app
+        .get(&format!("/v1/sequences/{}/analytics", f.sequence_id), key)
+        .await;
     assert_eq!(a.status, 200, "{:?}", a.body);
     let b = &a.body;
     assert_eq!(b["sequence_id"], f.sequence_id);
@@ -168,8 +222,17 @@ async fn analytics_counts_enrollments_events_and_rates() {
             "replied": 2, "bounced": 1, "unsubscribed": 1,
             "open_rate": 33.3, "click_rate": 66.7})
     );
-    assert_eq!((steps[1]["step_id"].clone(), steps[1]["sent"].clone()), (json!(second), json!(3)));
-    assert_eq!((steps[1]["open_rate"].clone(), steps[1]["click_rate"].clone()), (json!(0.0), json!(0.0)));
+    assert_eq!(
+        (steps[1]["step_id"].clone(), steps[1]["sent"].clone()),
+        (json!(second), json!(3))
+    );
+    assert_eq!(
+        (
+            steps[1]["open_rate"].clone(),
+            steps[1]["click_rate"].clone()
+        ),
+        (json!(0.0), json!(0.0))
+    );
     assert_eq!(
         steps[2],
         json!({"step_id": wait, "position": 3, "step_type": "delay", "subject": null,
@@ -191,19 +254,29 @@ async fn analytics_of_an_empty_sequence_are_zero_and_other_accounts_get_404() {
     let other = f.app.account(Plan::Pro).await;
     assert_eq!(f.app.get(&path, &other.api_key).await.status, 404);
     let base = format!("/v1/sequences/{}/steps/{}", f.sequence_id, f.step_id);
-    for p in [format!("{base}/ab-results"), format!("{base}/multivariate-results")] {
+    for p in [
+        format!("{base}/ab-results"),
+        format!("{base}/multivariate-results"),
+    ] {
         assert_eq!(f.app.get(&p, &other.api_key).await.status, 404, "{p}");
     }
     let r = f
         .app
-        .post(&format!("{base}/ab-winner"), &other.api_key, json!({"winner": "a"}))
+        .post(
+            &format!("{base}/ab-winner"),
+            &other.api_key,
+            json!({"winner": "a"}),
+        )
         .await;
     assert_eq!(r.status, 404);
     let free = f.app.account(Plan::Free).await;
     assert_eq!(f.app.get(&path, &free.api_key).await.status, 403);
     assert_eq!(
         f.app
-            .get(&format!("/v1/sequences/{}/analytics", f.sequence_id + 1000), &f.acct.api_key)
+            .get(
+                &format!("/v1/sequences/{}/analytics", f.sequence_id + 1000),
+                &f.acct.api_key
+            )
             .await
             .status,
         404
@@ -225,8 +298,22 @@ async fn ab_results_and_a_validated_winner() {
     let a = send(&f, ab, Some("a"), 3).await;
     let b = send(&f, ab, Some("b"), 1).await;
     hit(&f, Token::Open { message: a[0].id }).await;
-    hit(&f, Token::Click { message: a[1].id, link: 0 }).await;
-    hit(&f, Token::Click { message: a[1].id, link: 1 }).await;
+    hit(
+        &f,
+        Token::Click {
+            message: a[1].id,
+            link: 0,
+        },
+    )
+    .await;
+    hit(
+        &f,
+        Token::Click {
+            message: a[1].id,
+            link: 1,
+        },
+    )
+    .await;
     hit(&f, Token::Open { message: b[0].id }).await;
     let base = format!("/v1/sequences/{}/steps/{ab}", f.sequence_id);
     let r = f.app.get(&format!("{base}/ab-results"), key).await;
@@ -247,9 +334,16 @@ async fn ab_results_and_a_validated_winner() {
         (&base, json!({"winner": "A"}), "winner must be one of: a, b"),
         (&base, json!({"winner": "a", "extra": 1}), ""),
         (&base, json!({}), ""),
-        (&plain, json!({"winner": "a"}), "Step does not have an A/B test"),
+        (
+            &plain,
+            json!({"winner": "a"}),
+            "Step does not have an A/B test",
+        ),
     ] {
-        let r = f.app.post(&format!("{path}/ab-winner"), key, body.clone()).await;
+        let r = f
+            .app
+            .post(&format!("{path}/ab-winner"), key, body.clone())
+            .await;
         assert_eq!(r.status, 400, "{body}: {:?}", r.body);
         if !detail.is_empty() {
             assert_eq!(r.detail(), detail);
@@ -257,27 +351,60 @@ async fn ab_results_and_a_validated_winner() {
     }
     let r = f
         .app
-        .post(&format!("/v1/sequences/{}/steps/999999/ab-winner", f.sequence_id), key, json!({"winner": "a"}))
+        .post(
+            &format!("/v1/sequences/{}/steps/999999/ab-winner", f.sequence_id),
+            key,
+            json!({"winner": "a"}),
+        )
         .await;
     assert_eq!(r.status, 404);
-    let steps = f.app.get(&format!("/v1/sequences/{}/steps", f.sequence_id), key).await;
-    assert!(steps.body.as_array().unwrap().iter().all(|s| s["ab_winner"].is_null()));
+    let steps = f
+        .app
+        .get(&format!("/v1/sequences/{}/steps", f.sequence_id), key)
+        .await;
+    assert!(
+        steps
+            .body
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s["ab_winner"].is_null())
+    );
 
-    let r = f.app.post(&format!("{base}/ab-winner"), key, json!({"winner": "b"})).await;
+    let r = f
+        .app
+        .post(&format!("{base}/ab-winner"), key, json!({"winner": "b"}))
+        .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     assert_eq!(r.body["ab_winner"], "b");
     assert_eq!(r.body["variants"]["a"]["sent"], 3);
-    let steps = f.app.get(&format!("/v1/sequences/{}/steps", f.sequence_id), key).await;
-    let stored = steps.body.as_array().unwrap().iter().find(|s| s["id"] == ab).unwrap().clone();
+    let steps = f
+        .app
+        .get(&format!("/v1/sequences/{}/steps", f.sequence_id), key)
+        .await;
+    let stored = steps
+        .body
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == ab)
+        .unwrap()
+        .clone();
     assert_eq!(stored["ab_winner"], "b");
     assert_eq!(stored["variant_b_subject"], "B");
-    assert_eq!(f.app.get(&format!("{base}/ab-results"), key).await.body["ab_winner"], "b");
+    assert_eq!(
+        f.app.get(&format!("{base}/ab-results"), key).await.body["ab_winner"],
+        "b"
+    );
 
     // A plain step answers with zeros; it has no variants for multivariate.
     let r = f.app.get(&format!("{plain}/ab-results"), key).await;
     assert_eq!(r.body["ab_test_enabled"], false);
     assert_eq!(r.body["variants"]["a"]["sent"], 0);
-    let r = f.app.get(&format!("{plain}/multivariate-results"), key).await;
+    let r = f
+        .app
+        .get(&format!("{plain}/multivariate-results"), key)
+        .await;
     assert_eq!(r.status, 400);
     assert!(r.detail().starts_with("Step has no multivariate variants"));
 }
@@ -313,13 +440,33 @@ async fn multivariate_scores_lead_from_five_sends() {
     // z: 5 sends, one open, one message clicked twice, one reply.
     let z = send(&f, mv, Some("z"), 5).await;
     hit(&f, Token::Open { message: z[0].id }).await;
-    hit(&f, Token::Click { message: z[1].id, link: 0 }).await;
-    hit(&f, Token::Click { message: z[1].id, link: 0 }).await;
+    hit(
+        &f,
+        Token::Click {
+            message: z[1].id,
+            link: 0,
+        },
+    )
+    .await;
+    hit(
+        &f,
+        Token::Click {
+            message: z[1].id,
+            link: 0,
+        },
+    )
+    .await;
     event(&f, &z[2], Kind::Replied, Some("interested")).await;
 
     let r = f
         .app
-        .get(&format!("/v1/sequences/{}/steps/{mv}/multivariate-results", f.sequence_id), key)
+        .get(
+            &format!(
+                "/v1/sequences/{}/steps/{mv}/multivariate-results",
+                f.sequence_id
+            ),
+            key,
+        )
         .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     assert_eq!(r.body["step_id"], mv);
@@ -345,7 +492,13 @@ async fn multivariate_scores_lead_from_five_sends() {
     hit(&f, Token::Open { message: x5[0].id }).await;
     let r = f
         .app
-        .get(&format!("/v1/sequences/{}/steps/{mv}/multivariate-results", f.sequence_id), key)
+        .get(
+            &format!(
+                "/v1/sequences/{}/steps/{mv}/multivariate-results",
+                f.sequence_id
+            ),
+            key,
+        )
         .await;
     assert_eq!(r.body["leading_variant"], "x");
 }
@@ -370,7 +523,10 @@ async fn sufficient_data_needs_thirty_sends_each_and_a_significant_margin() {
     for m in q.iter().take(9) {
         event(&f, m, Kind::Replied, Some("not_now")).await;
     }
-    let path = format!("/v1/sequences/{}/steps/{mv}/multivariate-results", f.sequence_id);
+    let path = format!(
+        "/v1/sequences/{}/steps/{mv}/multivariate-results",
+        f.sequence_id
+    );
     // 30 % against 22.5 %: p leads, z = 0.76, not significant.
     let r = f.app.get(&path, key).await;
     assert_eq!(r.body["leading_variant"], "p");
@@ -432,14 +588,23 @@ fn sufficiency_tests_the_strongest_component() {
     assert!((two_proportion_z(12, 40, 1, 40) - 3.33).abs() < 0.01);
     assert_eq!(two_proportion_z(0, 40, 0, 40), 0.0);
     // Clicks drive the margin (opens equal): 20/50 against 5/50, z = 3.46.
-    let arms = [arm("a", counts(50, 25, 20, 0)), arm("b", counts(50, 25, 5, 0))];
+    let arms = [
+        arm("a", counts(50, 25, 20, 0)),
+        arm("b", counts(50, 25, 5, 0)),
+    ];
     assert_eq!(leading(&arms), Some(0));
     assert!(sufficient(&arms, 0));
     // The same margin with 29 sends in one arm is not enough data.
-    let arms = [arm("a", counts(50, 25, 20, 0)), arm("b", counts(29, 14, 3, 0))];
+    let arms = [
+        arm("a", counts(50, 25, 20, 0)),
+        arm("b", counts(29, 14, 3, 0)),
+    ];
     assert!(!sufficient(&arms, 0));
     // A lead made of a small open difference is not significant.
-    let arms = [arm("a", counts(100, 50, 0, 0)), arm("b", counts(100, 45, 0, 0))];
+    let arms = [
+        arm("a", counts(100, 50, 0, 0)),
+        arm("b", counts(100, 45, 0, 0)),
+    ];
     assert!(!sufficient(&arms, 0));
     // Equal arms: no positive margin.
     let arms = [arm("a", counts(60, 6, 0, 0)), arm("b", counts(60, 6, 0, 0))];

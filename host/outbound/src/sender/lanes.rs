@@ -36,7 +36,7 @@ use outreach_core::state::AppState;
 pub const LANES_PER_ACCOUNT: usize = 4;
 
 /// One SMTP command, or connecting with authentication.
-pub const SMTP_TIMEOUT: Duration = Duration::from_secs(60);
+pub const SMTP_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A lane with nothing to send closes its connection after this long.
 const IDLE: Duration = Duration::from_secs(30);

@@ -42,11 +42,6 @@ use outreach_core::state::AppState;
 
 use crate::tracking::TrackingKey;
 
-/// How long a claimed enrollment stays with its claimer. SMTP transactions
-/// time out well before (`lanes::SMTP_TIMEOUT`), so a lease runs out only
-/// when its server died.
-pub const LEASE_MS: i64 = 10 * 60 * 1000;
-
 /// Enrollments claimed per plan transaction.
 pub const CLAIM_BATCH: i64 = 256;
 
@@ -55,6 +50,11 @@ pub const CLAIM_BATCH: i64 = 256;
 pub struct Sender {
     /// This process's lease owner name.
     pub owner: Arc<str>,
+    /// How long a claimed enrollment stays with its claimer (configuration
+    /// `sender_lease_secs`). SMTP transactions time out well before
+    /// (`lanes::SMTP_TIMEOUT` per command), so a lease runs out only when
+    /// its server died.
+    pub lease_ms: i64,
     pub tracking: TrackingKey,
     /// Keys the tag in Message-IDs (not guessable from the ids alone).
     message_id_key: [u8; 32],
@@ -68,6 +68,7 @@ impl Sender {
     pub fn new(state: &AppState) -> Sender {
         Sender {
             owner: format!("sender-{}", uuid::Uuid::new_v4().simple()).into(),
+            lease_ms: state.config.sender_lease_secs as i64 * 1000,
             tracking: TrackingKey::new(&state.secrets),
             message_id_key: state.secrets.derive("message-id"),
             lanes: lanes::Lanes::default(),

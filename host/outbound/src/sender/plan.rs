@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 use sqlx::AnyConnection;
 
 use super::store::{self, Claimed, Mailbox, MessageRow, PoolEntry};
-use super::{CLAIM_BATCH, LEASE_MS, Sender};
+use super::{CLAIM_BATCH, Sender};
 use crate::preview::service::content;
 use crate::rendering::Contact;
 use crate::sequence_events::day_of;
@@ -110,7 +110,7 @@ pub async fn claim_and_plan(state: &AppState, limit: i64) -> anyhow::Result<Plan
         backend,
         &sender.owner,
         now,
-        now + LEASE_MS,
+        now + sender.lease_ms,
         limit.min(CLAIM_BATCH),
     )
     .await?;

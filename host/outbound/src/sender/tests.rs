@@ -385,7 +385,9 @@ async fn a_crash_between_plan_and_record_resends_with_the_same_message_id() {
     let planned = plan.jobs[0].message_id.clone();
     // Another server sees nothing due while the lease holds.
     assert_eq!(w.pass().await, 0);
-    w.app.clock.advance(std::time::Duration::from_millis(super::LEASE_MS as u64 + 1));
+    w.app
+        .clock
+        .advance(std::time::Duration::from_secs(w.app.state.config.sender_lease_secs + 1));
     assert_eq!(w.pass().await, 1);
     let got = w.smtp.messages();
     assert_eq!(got.len(), 1);

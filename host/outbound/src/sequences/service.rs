@@ -344,6 +344,8 @@ pub async fn activate(state: &AppState, caller: &Caller, id: i64) -> ApiResult<S
     }
     let now = state.clock.now_ms();
     row.status = "active".into();
+    // Resuming clears the engine's reason for an auto-pause.
+    row.paused_reason = None;
     if row.warmup_enabled && row.warmup_started_at.is_none() {
         row.warmup_started_at = Some(now);
     }

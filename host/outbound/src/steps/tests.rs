@@ -223,7 +223,8 @@ async fn positions_stay_contiguous_through_inserts_moves_and_deletes() {
         404
     );
 
-    // Clearing content of an email step is refused; null clears optional fields.
+    // Clearing the body of an email step is refused (an empty subject makes
+    // it a reply in the thread); null clears optional fields.
     let mail = step(
         &app,
         key,
@@ -232,7 +233,7 @@ async fn positions_stay_contiguous_through_inserts_moves_and_deletes() {
     )
     .await;
     let r = app
-        .call("PUT", &put(mail), Some(key), Some(json!({"subject": null})))
+        .call("PUT", &put(mail), Some(key), Some(json!({"body_html": null})))
         .await;
     assert_eq!(r.status.as_u16(), 400);
     let r = app

@@ -60,10 +60,28 @@ pub async fn test_send(
     let sequence = owned(state, caller, sequence_id).await?;
     let to = parse_address(&body.to_email)
         .ok_or_else(|| ApiError::bad_request("to_email must be a valid email address"))?;
-    if body.step_position.is_none() && body.step_id.is_none() {
+    let mut conn = state.db.pool.acquire().await?;
+    let steps = crate::steps::store::list(&mut conn, sequence.id).await?;
+    drop(conn);
+    let named = match (body.step_position, body.step_id) {
+        (Some(p), None) => steps.iter().find(|s| s.position == p),
+        (None, Some(id)) => steps.iter().find(|s| s.id == id),
+        _ => {
+            return Err(ApiError::bad_request(
+                "Name the step with step_position or step_id (one of them)",
+            ));
+        }
+    };
+    let Some(named) = named else {
         return Err(ApiError::bad_request(
-            "Name the step with step_position or step_id",
+            "The sequence has no step at that step_position or step_id",
         ));
+    };
+    if named.step_type != "email" {
+        return Err(ApiError::bad_request(format!(
+            "Step {} is a {} step; only email steps can be test-sent",
+            named.position, named.step_type
+        )));
     }
     let send_account_id = match sequence.send_account_id {
         Some(id) => id,
@@ -94,12 +112,6 @@ pub async fn test_send(
         variant: body.variant,
     };
     let (step, rendered) = render_for(state, caller, &sequence, request).await?;
-    if step.step_type != "email" {
-        return Err(ApiError::bad_request(format!(
-            "Step {} is a {} step; only email steps can be test-sent",
-            step.position, step.step_type
-        )));
-    }
     let server = connection(state, caller.account_id, send_account_id).await?;
     let from_email = crate::send_accounts::store::get(&state.db, caller.account_id, send_account_id)
         .await?

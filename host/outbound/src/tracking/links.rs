@@ -87,7 +87,14 @@ pub fn track(
             unsubscribe_url,
         };
     }
-    match rewrite(key, &base_attr, message_row_id, body_html, opts.clicks, &tail) {
+    match rewrite(
+        key,
+        &base_attr,
+        message_row_id,
+        body_html,
+        opts.clicks,
+        &tail,
+    ) {
         Ok((body_html, links)) => Tracked {
             body_html,
             links,
@@ -166,7 +173,8 @@ fn rewrite(
     let mut rewriter = HtmlRewriter::new(settings, |chunk: &[u8]| out.extend_from_slice(chunk));
     rewriter.write(body_html.as_bytes())?;
     rewriter.end()?;
-    let html = String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    let html = String::from_utf8(out)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     Ok((html, links.into_inner()))
 }
 
@@ -277,8 +285,7 @@ fn reference(s: &str) -> Option<([Option<char>; 2], usize)> {
     }
     let (used, (first, second)) = best?;
     let next = s[used..].bytes().next();
-    if !s[..used].ends_with(';') && next.is_some_and(|b| b == b'=' || b.is_ascii_alphanumeric())
-    {
+    if !s[..used].ends_with(';') && next.is_some_and(|b| b == b'=' || b.is_ascii_alphanumeric()) {
         return None;
     }
     let second = (second != 0).then(|| char::from_u32(second)).flatten();
@@ -372,7 +379,8 @@ mod tests {
         );
         assert_eq!(t.body_html.matches("/t/o/").count(), 1);
         assert!(
-            t.body_html.starts_with("<html><body><p>x</p><img src=\"http://h/t/o/"),
+            t.body_html
+                .starts_with("<html><body><p>x</p><img src=\"http://h/t/o/"),
             "{}",
             t.body_html
         );
@@ -429,7 +437,11 @@ mod tests {
         ] {
             let t = track(&key(), "http://h", 9, body, ALL);
             assert!(t.links.len() <= 1, "{body}: {:?}", t.links);
-            assert!(!t.links.iter().any(|l| l.contains("hidden") || l.contains("js.io")));
+            assert!(
+                !t.links
+                    .iter()
+                    .any(|l| l.contains("hidden") || l.contains("js.io"))
+            );
             assert!(t.body_html.contains("/t/o/"), "{body}");
         }
     }
@@ -479,7 +491,10 @@ mod tests {
             assert_eq!(t.links.len(), 12);
         }
         let per_second = runs as f64 / started.elapsed().as_secs_f64();
-        println!("track: {per_second:.0} messages/s for {} byte bodies", body.len());
+        println!(
+            "track: {per_second:.0} messages/s for {} byte bodies",
+            body.len()
+        );
         assert!(per_second > 3000.0, "{per_second:.0} messages/s");
     }
 }

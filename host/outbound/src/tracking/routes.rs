@@ -46,7 +46,10 @@ async fn open(State(state): State<AppState>, Path(token): Path<String>) -> ApiRe
     Ok((
         [
             (header::CONTENT_TYPE, "image/gif"),
-            (header::CACHE_CONTROL, "no-store, no-cache, must-revalidate, max-age=0"),
+            (
+                header::CACHE_CONTROL,
+                "no-store, no-cache, must-revalidate, max-age=0",
+            ),
             (header::PRAGMA, "no-cache"),
             (header::EXPIRES, "0"),
         ],
@@ -78,7 +81,10 @@ async fn click(State(state): State<AppState>, Path(token): Path<String>) -> ApiR
                     (header::LOCATION, location),
                     (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
                     // The destination does not learn the token.
-                    (header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")),
+                    (
+                        header::REFERRER_POLICY,
+                        HeaderValue::from_static("no-referrer"),
+                    ),
                 ],
             )
                 .into_response())
@@ -172,7 +178,7 @@ fn page(title: &str, content: &str) -> Response {
 
 /// A 1x1 transparent GIF (GIF89a, one-colour palette, transparent index 0).
 const PIXEL: &[u8] = &[
-    0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 0x01, 0x00, 0x01, 0x00, 0x80, 0x00, 0x00, 0x00, 0x00,
-    0x00, 0xff, 0xff, 0xff, 0x21, 0xf9, 0x04, 0x01, 0x00, 0x00, 0x00, 0x00, 0x2c, 0x00, 0x00,
-    0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x02, 0x02, 0x44, 0x01, 0x00, 0x3b,
+    0x47, 0x49, 0x46, 0x38, 0x39, 0x61, 0x01, 0x00, 0x01, 0x00, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0xff, 0xff, 0xff, 0x21, 0xf9, 0x04, 0x01, 0x00, 0x00, 0x00, 0x00, 0x2c, 0x00, 0x00, 0x00, 0x00,
+    0x01, 0x00, 0x01, 0x00, 0x00, 0x02, 0x02, 0x44, 0x01, 0x00, 0x3b,
 ];

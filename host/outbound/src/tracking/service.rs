@@ -115,7 +115,14 @@ async fn record_click(state: &AppState, m: &MessageRow, url: &str) -> ApiResult<
     }
     let data = json!({"sequence_id": m.sequence_id, "enrollment_id": m.enrollment_id,
         "step_id": m.step_id, "email": e.contact_email, "url": url});
-    events::record(&mut tx, m.account_id, EventType::SequenceClicked, &data, now).await?;
+    events::record(
+        &mut tx,
+        m.account_id,
+        EventType::SequenceClicked,
+        &data,
+        now,
+    )
+    .await?;
     if !e.goal_completed && meets_goal(&m.goal_type, m.goal_url.as_deref(), url) {
         let metadata = json!({"type": m.goal_type, "url": url, "step_id": m.step_id});
         let met =
@@ -123,8 +130,14 @@ async fn record_click(state: &AppState, m: &MessageRow, url: &str) -> ApiResult<
         if met && matches!(e.status.as_str(), "active" | "paused") {
             let data = json!({"sequence_id": m.sequence_id, "enrollment_id": m.enrollment_id,
                 "email": e.contact_email});
-            events::record(&mut tx, m.account_id, EventType::SequenceCompleted, &data, now)
-                .await?;
+            events::record(
+                &mut tx,
+                m.account_id,
+                EventType::SequenceCompleted,
+                &data,
+                now,
+            )
+            .await?;
         }
     }
     tx.commit().await?;
@@ -176,7 +189,14 @@ pub async fn unsubscribe(state: &AppState, message: i64) -> ApiResult<bool> {
         store::unsubscribe(&mut tx, m.enrollment_id, now).await?;
         let data = json!({"sequence_id": m.sequence_id, "enrollment_id": m.enrollment_id,
             "email": e.contact_email, "source": "link"});
-        events::record(&mut tx, m.account_id, EventType::SequenceUnsubscribed, &data, now).await?;
+        events::record(
+            &mut tx,
+            m.account_id,
+            EventType::SequenceUnsubscribed,
+            &data,
+            now,
+        )
+        .await?;
     }
     tx.commit().await?;
     Ok(true)
@@ -190,7 +210,11 @@ mod tests {
     fn goals_compare_parsed_urls() {
         let url = "https://acme.io/pricing?x=1";
         assert!(meets_goal("click", None, url));
-        assert!(meets_goal("url_click", Some("https://acme.io/pricing"), url));
+        assert!(meets_goal(
+            "url_click",
+            Some("https://acme.io/pricing"),
+            url
+        ));
         assert!(meets_goal("url_click", Some("HTTPS://ACME.io"), url));
         assert!(!meets_goal("url_click", Some("https://acme.io/docs"), url));
         assert!(!meets_goal(

@@ -159,7 +159,10 @@ pub async fn unsubscribe(conn: &mut AnyConnection, id: i64, now: i64) -> sqlx::R
 /// enrollment lock) was its first: `first_of_kind` as the events module
 /// wrote it. A message is one (enrollment, step), which lets the lookup use
 /// the `sequence_events_enrollment` index.
-pub async fn latest_click_was_first(conn: &mut AnyConnection, m: &MessageRow) -> sqlx::Result<bool> {
+pub async fn latest_click_was_first(
+    conn: &mut AnyConnection,
+    m: &MessageRow,
+) -> sqlx::Result<bool> {
     let first: Option<i64> = sqlx::query_scalar(
         "SELECT first_of_kind FROM sequence_events \
          WHERE enrollment_id = $1 AND step_id = $2 AND event_type = 'clicked' AND message_id = $3 \

@@ -39,7 +39,12 @@ pub(crate) async fn fixture(sequence_body: Value) -> Fixture {
 }
 
 /// Enrolls `emails` and returns their enrollment ids in the same order.
-pub(crate) async fn enroll(app: &TestApp, key: &str, sequence_id: i64, emails: &[String]) -> Vec<i64> {
+pub(crate) async fn enroll(
+    app: &TestApp,
+    key: &str,
+    sequence_id: i64,
+    emails: &[String],
+) -> Vec<i64> {
     let contacts: Vec<Value> = emails
         .iter()
         .map(|e| json!({"domain": "acme.io", "contact_email": e}))
@@ -204,9 +209,24 @@ async fn one_message(f: &Fixture, links: &[&str]) -> (i64, i64) {
 async fn links_from_track_redirect_and_bad_tokens_record_nothing() {
     let f = fixture(json!({"name": "Track"})).await;
     let app = &f.app;
-    let e = enroll(app, &f.acct.api_key, f.sequence_id, &["jane@acme.io".into()]).await[0];
+    let e = enroll(
+        app,
+        &f.acct.api_key,
+        f.sequence_id,
+        &["jane@acme.io".into()],
+    )
+    .await[0];
     // The sender's order: reserve the row, rewrite with its id, store links.
-    let m = sent_message(app, f.acct.account_id, f.sequence_id, e, f.step_id, None, &[]).await;
+    let m = sent_message(
+        app,
+        f.acct.account_id,
+        f.sequence_id,
+        e,
+        f.step_id,
+        None,
+        &[],
+    )
+    .await;
     let body = r#"<p><a href="https://acme.io/pricing?a=1&amp;b=2">Pricing</a>
         <a href="mailto:sales@acme.io">Mail</a> <a href="https://acme.io/docs">Docs</a></p>"#;
     let all = TrackingOptions {
@@ -215,7 +235,10 @@ async fn links_from_track_redirect_and_bad_tokens_record_nothing() {
         unsubscribe: true,
     };
     let t = track(&key(app), "https://t.acme.test/", m, body, all);
-    assert_eq!(t.links, ["https://acme.io/pricing?a=1&b=2", "https://acme.io/docs"]);
+    assert_eq!(
+        t.links,
+        ["https://acme.io/pricing?a=1&b=2", "https://acme.io/docs"]
+    );
     sqlx::query("UPDATE sequence_messages SET links = $1 WHERE id = $2")
         .bind(serde_json::to_string(&t.links).unwrap())
         .bind(m)
@@ -242,7 +265,10 @@ async fn links_from_track_redirect_and_bad_tokens_record_nothing() {
     // Only the two clicks so far.
     let before = events_of(app, m).await.len();
     assert_eq!(before, 4);
-    let good = key(app).sign(Token::Click { message: m, link: 0 });
+    let good = key(app).sign(Token::Click {
+        message: m,
+        link: 0,
+    });
     let mut tampered = good.clone().into_bytes();
     tampered[3] = if tampered[3] == b'A' { b'B' } else { b'A' };
     let tampered = String::from_utf8(tampered).unwrap();
@@ -259,7 +285,13 @@ async fn links_from_track_redirect_and_bad_tokens_record_nothing() {
         format!("/t/u/{good}"),
         path(app, Token::Open { message: m }).replace("/t/o/", "/t/c/"),
         // Signed, but the message has only two links.
-        path(app, Token::Click { message: m, link: 2 }),
+        path(
+            app,
+            Token::Click {
+                message: m,
+                link: 2,
+            },
+        ),
     ] {
         for method in ["GET", "POST"] {
             let r = app.call(method, &bad, None, None).await;
@@ -275,7 +307,11 @@ async fn links_from_track_redirect_and_bad_tokens_record_nothing() {
     let suppressed = app.get("/v1/sequences/suppression", &f.acct.api_key).await;
     assert_eq!(suppressed.body["total"], 0);
     assert_eq!(enrollment(&f, e).await["status"], "active");
-    assert!(outbox(app, f.acct.account_id, EventType::SequenceOpened).await.is_empty());
+    assert!(
+        outbox(app, f.acct.account_id, EventType::SequenceOpened)
+            .await
+            .is_empty()
+    );
 }
 
 #[tokio::test]
@@ -299,11 +335,19 @@ async fn the_pixel_records_one_open_and_always_answers_a_gif() {
     let data = outbox(&f.app, f.acct.account_id, EventType::SequenceOpened).await;
     assert_eq!(
         data,
-        [json!({"sequence_id": f.sequence_id, "enrollment_id": e, "step_id": f.step_id,
-            "email": "jane@acme.io"})]
+        [
+            json!({"sequence_id": f.sequence_id, "enrollment_id": e, "step_id": f.step_id,
+            "email": "jane@acme.io"})
+        ]
     );
     let en = enrollment(&f, e).await;
-    assert_eq!((en["engagement_score"].clone(), en["lead_temperature"].clone()), (json!(1), json!("cold")));
+    assert_eq!(
+        (
+            en["engagement_score"].clone(),
+            en["lead_temperature"].clone()
+        ),
+        (json!(1), json!("cold"))
+    );
 }
 
 #[tokio::test]
@@ -313,7 +357,12 @@ async fn every_click_counts_and_the_first_is_the_unique_one() {
     for link in [0, 0, 1] {
         let r = f
             .app
-            .call("GET", &path(&f.app, Token::Click { message: m, link }), None, None)
+            .call(
+                "GET",
+                &path(&f.app, Token::Click { message: m, link }),
+                None,
+                None,
+            )
             .await;
         assert_eq!(r.status, 302);
     }
@@ -345,7 +394,11 @@ async fn every_click_counts_and_the_first_is_the_unique_one() {
     assert_eq!(en["lead_temperature"], "warm");
     assert_eq!(en["status"], "active");
     assert_eq!(en["goal_completed"], false);
-    assert!(outbox(&f.app, f.acct.account_id, EventType::SequenceCompleted).await.is_empty());
+    assert!(
+        outbox(&f.app, f.acct.account_id, EventType::SequenceCompleted)
+            .await
+            .is_empty()
+    );
     // An open afterwards adds its point; warm stays warm.
     f.app
         .call("GET", &path(&f.app, Token::Open { message: m }), None, None)
@@ -366,7 +419,10 @@ async fn a_click_on_the_goal_url_completes_the_enrollment_once() {
     let click = |link| path(&f.app, Token::Click { message: m, link });
     f.app.call("GET", &click(0), None, None).await;
     let en = enrollment(&f, e).await;
-    assert_eq!((en["status"].clone(), en["goal_completed"].clone()), (json!("active"), json!(false)));
+    assert_eq!(
+        (en["status"].clone(), en["goal_completed"].clone()),
+        (json!("active"), json!(false))
+    );
     for _ in 0..2 {
         assert_eq!(f.app.call("GET", &click(1), None, None).await.status, 302);
     }
@@ -390,7 +446,18 @@ async fn goal_click_is_met_by_any_tracked_link() {
     let f = fixture(json!({"name": "Any click", "goal_type": "click"})).await;
     let (e, m) = one_message(&f, &["https://elsewhere.test/"]).await;
     f.app
-        .call("GET", &path(&f.app, Token::Click { message: m, link: 0 }), None, None)
+        .call(
+            "GET",
+            &path(
+                &f.app,
+                Token::Click {
+                    message: m,
+                    link: 0,
+                },
+            ),
+            None,
+            None,
+        )
         .await;
     let en = enrollment(&f, e).await;
     assert_eq!(en["status"], "completed");
@@ -410,12 +477,22 @@ async fn the_unsubscribe_page_changes_nothing_and_its_post_unsubscribes_once() {
     let unsub = path(&f.app, Token::Unsubscribe { message: m });
     let page = f.app.call("GET", &unsub, None, None).await;
     assert_eq!(page.status, 200);
-    assert!(page.header("content-type").unwrap().starts_with("text/html"));
+    assert!(
+        page.header("content-type")
+            .unwrap()
+            .starts_with("text/html")
+    );
     let html = page.body.as_str().unwrap();
-    assert!(html.contains("<form method=\"post\">") && html.contains("One-Click"), "{html}");
+    assert!(
+        html.contains("<form method=\"post\">") && html.contains("One-Click"),
+        "{html}"
+    );
     assert_eq!(events_of(&f.app, m).await.len(), 2);
     assert_eq!(enrollment(&f, e).await["status"], "active");
-    let list = f.app.get("/v1/sequences/suppression", &f.acct.api_key).await;
+    let list = f
+        .app
+        .get("/v1/sequences/suppression", &f.acct.api_key)
+        .await;
     assert_eq!(list.body["total"], 0);
 
     // RFC 8058's body, then a bare POST (the page's form, or a repeat).
@@ -437,16 +514,25 @@ async fn the_unsubscribe_page_changes_nothing_and_its_post_unsubscribes_once() {
     let en = enrollment(&f, e).await;
     assert_eq!(en["status"], "unsubscribed");
     assert!(en["next_send_at"].is_null());
-    let list = f.app.get("/v1/sequences/suppression", &f.acct.api_key).await;
+    let list = f
+        .app
+        .get("/v1/sequences/suppression", &f.acct.api_key)
+        .await;
     assert_eq!(list.body["total"], 1);
     assert_eq!(list.body["entries"][0]["email"], "jane@acme.io");
     assert_eq!(list.body["entries"][0]["reason"], "unsubscribe");
-    let kinds: Vec<String> = events_of(&f.app, m).await.into_iter().map(|x| x.0).collect();
+    let kinds: Vec<String> = events_of(&f.app, m)
+        .await
+        .into_iter()
+        .map(|x| x.0)
+        .collect();
     assert_eq!(kinds, ["sent", "delivered", "unsubscribed"]);
     assert_eq!(
         outbox(&f.app, f.acct.account_id, EventType::SequenceUnsubscribed).await,
-        [json!({"sequence_id": f.sequence_id, "enrollment_id": e, "email": "jane@acme.io",
-            "source": "link"})]
+        [
+            json!({"sequence_id": f.sequence_id, "enrollment_id": e, "email": "jane@acme.io",
+            "source": "link"})
+        ]
     );
 }
 
@@ -468,16 +554,35 @@ async fn tokens_of_deleted_enrollments_are_a_quiet_no_op() {
         .app
         .call("GET", &path(&f.app, Token::Open { message: m }), None, None)
         .await;
-    assert_eq!((pixel.status.as_u16(), pixel.header("content-type")), (200, Some("image/gif")));
+    assert_eq!(
+        (pixel.status.as_u16(), pixel.header("content-type")),
+        (200, Some("image/gif"))
+    );
     let click = f
         .app
-        .call("GET", &path(&f.app, Token::Click { message: m, link: 0 }), None, None)
+        .call(
+            "GET",
+            &path(
+                &f.app,
+                Token::Click {
+                    message: m,
+                    link: 0,
+                },
+            ),
+            None,
+            None,
+        )
         .await;
     assert_eq!(click.status, 200);
     assert!(click.body.as_str().unwrap().contains("no longer available"));
     let unsub = f
         .app
-        .call("POST", &path(&f.app, Token::Unsubscribe { message: m }), None, None)
+        .call(
+            "POST",
+            &path(&f.app, Token::Unsubscribe { message: m }),
+            None,
+            None,
+        )
         .await;
     assert_eq!(unsub.status, 200);
     assert!(unsub.body.as_str().unwrap().contains("Link expired"));
@@ -487,8 +592,44 @@ async fn tokens_of_deleted_enrollments_are_a_quiet_no_op() {
         .await
         .unwrap();
     assert_eq!(n, 0);
-    assert!(events::for_account(&f.app.state.db, f.acct.account_id, 10)
-        .await
-        .unwrap()
-        .is_empty());
+    assert!(
+        events::for_account(&f.app.state.db, f.acct.account_id, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn concurrent_opens_and_clicks_agree_on_what_was_first() {
+    let f = fixture(json!({"name": "Race"})).await;
+    let (e, m) = one_message(&f, &["https://acme.io/a"]).await;
+    let open = path(&f.app, Token::Open { message: m });
+    let click = path(
+        &f.app,
+        Token::Click {
+            message: m,
+            link: 0,
+        },
+    );
+    let calls = (0..8).flat_map(|_| [open.as_str(), click.as_str()]);
+    let answers = futures::future::join_all(calls.map(|p| f.app.call("GET", p, None, None))).await;
+    assert!(answers.iter().all(|r| r.status == 200 || r.status == 302));
+    let events = events_of(&f.app, m).await;
+    let opens = events.iter().filter(|(k, ..)| k == "opened").count();
+    let clicks: Vec<i64> = events
+        .iter()
+        .filter(|(k, ..)| k == "clicked")
+        .map(|(_, first, _)| *first)
+        .collect();
+    assert_eq!(opens, 1);
+    assert_eq!(clicks.len(), 8);
+    assert_eq!(clicks.iter().sum::<i64>(), 1, "{clicks:?}");
+    assert_eq!(
+        outbox(&f.app, f.acct.account_id, EventType::SequenceOpened)
+            .await
+            .len(),
+        1
+    );
+    assert_eq!(enrollment(&f, e).await["engagement_score"], 4);
 }

@@ -175,9 +175,7 @@ mod tests {
         let k = key();
         for t in [
             Token::Open { message: 1 },
-            Token::Open {
-                message: 1_000_000,
-            },
+            Token::Open { message: 1_000_000 },
             Token::Click {
                 message: 42,
                 link: 0,
