@@ -16,6 +16,8 @@ ALTER TABLE send_accounts ADD COLUMN last_error TEXT;
 -- when the lease runs out (a crashed sender's work falls due again then).
 ALTER TABLE enrollments ADD COLUMN lease_owner TEXT;
 ALTER TABLE enrollments ADD COLUMN lease_until BIGINT;
+-- A live sender renews its leases while their sends are in flight.
+CREATE INDEX enrollments_lease ON enrollments(lease_owner) WHERE lease_owner IS NOT NULL;
 -- When the enrollment's last step action happened (a send, a task, a skip):
 -- the base of the next step's delay.
 ALTER TABLE enrollments ADD COLUMN last_step_at BIGINT;
@@ -77,6 +79,8 @@ CREATE INDEX sequence_events_enrollment ON sequence_events(enrollment_id, step_i
 -- A send account's recent sends and bounces (pool rotation skips accounts
 -- over their bounce threshold; reputation roll-ups).
 CREATE INDEX sequence_events_send_account ON sequence_events(send_account_id, created_at);
+-- A message's clicks (the first is the unique one).
+CREATE INDEX sequence_events_clicks ON sequence_events(message_id) WHERE event_type = 'clicked';
 -- Every kind but clicked happens at most once per message.
 CREATE UNIQUE INDEX sequence_events_once ON sequence_events(message_id, event_type)
     WHERE event_type <> 'clicked';

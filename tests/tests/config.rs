@@ -25,6 +25,7 @@ fn print_default_is_valid_toml_with_every_setting() {
         "unsafe_outbound_allow_loopback",
         "unsafe_plugins_allow_loopback",
         "vendor_base_urls",
+        "dns_nameservers",
     ] {
         assert!(parsed.contains_key(key), "{key} missing from print-default");
     }
@@ -166,6 +167,29 @@ fn bad_plan_limits_stop_the_server_with_the_settings_name() {
     Deployment::new()
         .with_config_file(&file)
         .with_env("OUTREACH_LIMITS_FREE_REQUESTS_PER_MINUTE", "50")
+        .cli_ok(&["migrate"]);
+}
+
+/// A `dns_nameservers` entry that is not an address or `address:port`
+/// stops the server at start with the setting's name, from the file or the
+/// environment; good entries are accepted.
+#[test]
+fn bad_dns_nameservers_stop_the_server_with_the_settings_name() {
+    let deployment = Deployment::new();
+    let file = deployment.scratch().join("dns.toml");
+    std::fs::write(&file, "dns_nameservers = [\"resolver.example\"]\n").unwrap();
+    let out = Deployment::new().with_config_file(&file).cli(&["serve"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("dns_nameservers"), "{stderr}");
+    let out = Deployment::new()
+        .with_env("OUTREACH_DNS_NAMESERVERS", "127.0.0.1:70000")
+        .cli(&["serve"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("dns_nameservers"), "{stderr}");
+    Deployment::new()
+        .with_env("OUTREACH_DNS_NAMESERVERS", "127.0.0.1:5353, ::1")
         .cli_ok(&["migrate"]);
 }
 

@@ -545,7 +545,10 @@ mod tests {
     fn malformed_dns_nameservers_are_refused_by_name() {
         let mut config: Config = toml::from_str("dns_nameservers = [\"dns.example\"]").unwrap();
         let err = config.apply_env(|_| None).unwrap_err().to_string();
-        assert!(err.contains("dns_nameservers") && err.contains("dns.example"), "{err}");
+        assert!(
+            err.contains("dns_nameservers") && err.contains("dns.example"),
+            "{err}"
+        );
         let mut config = Config::default();
         let err = config
             .apply_env(|k| (k == "OUTREACH_DNS_NAMESERVERS").then(|| "10.0.0.1:99999".to_string()))

@@ -147,7 +147,9 @@ async fn session(socket: tokio::net::TcpStream, s: CaptureServer) -> std::io::Re
                 "250 2.1.5 Ok".into()
             }
         } else if upper == "DATA" {
-            write.write_all(b"354 End data with <CR><LF>.<CR><LF>\r\n").await?;
+            write
+                .write_all(b"354 End data with <CR><LF>.<CR><LF>\r\n")
+                .await?;
             let mut data = String::new();
             loop {
                 line.clear();

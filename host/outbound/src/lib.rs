@@ -65,4 +65,5 @@ pub const AREA: Area = Area {
 /// The area's background loops (`outreach serve`).
 fn start_workers(state: &outreach_core::state::AppState) {
     sender::start_workers(state);
+    send_account_warmup::start_workers(state);
 }

@@ -158,14 +158,14 @@ fn records(e: &Entry, kind: RecordType) -> Vec<RData> {
                 RData::TXT(TXT::from_bytes(parts))
             })
             .collect(),
-        RecordType::MX => e
-            .mx
-            .iter()
-            .filter_map(|(pref, host)| {
-                let exchange = Name::from_ascii(format!("{}.", key(host))).ok()?;
-                Some(RData::MX(MX::new(*pref, exchange)))
-            })
-            .collect(),
+        RecordType::MX => {
+            e.mx.iter()
+                .filter_map(|(pref, host)| {
+                    let exchange = Name::from_ascii(format!("{}.", key(host))).ok()?;
+                    Some(RData::MX(MX::new(*pref, exchange)))
+                })
+                .collect()
+        }
         _ => Vec::new(),
     }
 }

@@ -130,6 +130,7 @@ pub async fn render_for(
         }
     };
     let (subject, body_html) = content(step, body.variant.as_deref())?;
-    let rendered = render_email(state, &Actor::from(caller), &subject, &body_html, &contact).await?;
+    let rendered =
+        render_email(state, &Actor::from(caller), &subject, &body_html, &contact).await?;
     Ok((step.clone(), rendered))
 }

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use super::store::{self, ReputationRow};
 use crate::sequence_events::day_of;
-use crate::sequence_warmup::service::{DAY_MS, note_effective_limits, pct, reputation_formula, round1};
+use crate::sequence_warmup::service::{
+    DAY_MS, note_effective_limits, pct, reputation_formula, round1,
+};
 use crate::sequence_warmup::store as cache;
 use outreach_core::state::AppState;
 

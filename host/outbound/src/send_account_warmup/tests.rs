@@ -4,15 +4,23 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::rollup::roll_up;
+use super::rollup::{hourly_pass, roll_up};
 use crate::sequence_events::day_of;
 use crate::sequence_warmup::tests::{DAY_MS, app_with_dns, publish_acme};
-use crate::testkit::{exec, insert_send_account, sequence};
+use crate::testkit::{exec, insert_send_account, scalar, sequence};
 use outreach_core::accounts::plans::Plan;
 use outreach_core::testing::TestApp;
 
 /// Records `n` events of `kind` for the send account at `at`.
-async fn events(app: &TestApp, account: i64, seq: i64, send_account: i64, kind: &str, n: usize, at: i64) {
+async fn events(
+    app: &TestApp,
+    account: i64,
+    seq: i64,
+    send_account: i64,
+    kind: &str,
+    n: usize,
+    at: i64,
+) {
     for _ in 0..n {
         exec(
             app,
@@ -37,19 +45,31 @@ async fn deliverability_reports_dns_blacklists_and_reputation_cached_an_hour() {
     let r = app.get(&path, key).await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     let d = r.body;
-    assert_eq!((d["account_id"].clone(), d["email"].clone()), (json!(sa.to_string()), json!("seller@acme.io")));
+    assert_eq!(
+        (d["account_id"].clone(), d["email"].clone()),
+        (json!(sa.to_string()), json!("seller@acme.io"))
+    );
     assert_eq!(d["checked_at"], "2026-11-21T12:00:00Z");
     let auth = d["dns_authentication"].as_array().unwrap();
     let kinds: Vec<&str> = auth.iter().map(|a| a["type"].as_str().unwrap()).collect();
     assert_eq!(kinds, vec!["SPF", "DKIM", "DMARC"]);
     assert!(auth.iter().all(|a| a["passed"] == true));
-    assert_eq!((auth[1]["selector"].clone(), auth[2]["policy"].clone()), (json!("google"), json!("quarantine")));
+    assert_eq!(
+        (auth[1]["selector"].clone(), auth[2]["policy"].clone()),
+        (json!("google"), json!("quarantine"))
+    );
     let mut keys: Vec<&String> = auth[0].as_object().unwrap().keys().collect();
     keys.sort();
-    assert_eq!(keys, vec!["details", "passed", "policy", "record", "selector", "type"]);
+    assert_eq!(
+        keys,
+        vec!["details", "passed", "policy", "record", "selector", "type"]
+    );
     let b = &d["blacklist_check"];
     assert_eq!(b["listed"], true);
-    assert_eq!(b["flagged_lists"], json!(["zen.spamhaus.org", "dbl.spamhaus.org"]));
+    assert_eq!(
+        b["flagged_lists"],
+        json!(["zen.spamhaus.org", "dbl.spamhaus.org"])
+    );
     assert_eq!(b["checked_lists"].as_array().unwrap().len(), 11);
     assert_eq!(b["clean_lists"].as_array().unwrap().len(), 9);
     assert_eq!(
@@ -58,7 +78,13 @@ async fn deliverability_reports_dns_blacklists_and_reputation_cached_an_hour() {
                "bounce_rate": null, "domain_age_days": null})
     );
     assert_eq!(d["overall_score"], 71);
-    assert!(d["recommendations"].as_array().unwrap().iter().any(|r| r.as_str().unwrap().contains("turn on warmup")));
+    assert!(
+        d["recommendations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r.as_str().unwrap().contains("turn on warmup"))
+    );
 
     // Ten sends and a bounce: the cached report stands for an hour.
     let seq = sequence(&app, key, json!({"name": "S", "send_account_id": sa})).await;
@@ -78,6 +104,17 @@ async fn deliverability_reports_dns_blacklists_and_reputation_cached_an_hour() {
     );
     // 45 + 5 + 50 x 0.3 = 65 of 100.
     assert_eq!(fresh["overall_score"], 65);
+
+    // The hourly pass drops checks once they expire: the report after an
+    // hour, the blacklist result after a day.
+    let cached = "SELECT COUNT(*) FROM dns_check_cache";
+    assert_eq!(scalar(&app, cached, &[]).await, 2);
+    app.clock.advance(Duration::from_secs(3600));
+    hourly_pass(&app.state).await.unwrap();
+    assert_eq!(scalar(&app, cached, &[]).await, 1);
+    app.clock.advance(Duration::from_secs(23 * 3600));
+    hourly_pass(&app.state).await.unwrap();
+    assert_eq!(scalar(&app, cached, &[]).await, 0);
 
     // Others' ids are 404; Free is refused.
     let other = app.account(Plan::Pro).await;
@@ -106,7 +143,16 @@ async fn the_roll_up_writes_one_row_per_account_and_day_with_activity() {
     let other = app.account(Plan::Starter).await;
     let osa = insert_send_account(&app, other.account_id, "x@rival.io").await;
     let oseq = sequence(&app, &other.api_key, json!({"name": "O"})).await;
-    events(&app, other.account_id, oseq, osa, "sent", 1, (today - 1) * DAY_MS).await;
+    events(
+        &app,
+        other.account_id,
+        oseq,
+        osa,
+        "sent",
+        1,
+        (today - 1) * DAY_MS,
+    )
+    .await;
 
     assert_eq!(roll_up(&app.state).await.unwrap(), 4);
     let path = format!("/v1/send-accounts/{sa}/warmup/reputation-history");
@@ -123,20 +169,30 @@ async fn the_roll_up_writes_one_row_per_account_and_day_with_activity() {
     let h = app.get(&format!("{path}?days=7"), key).await.body;
     assert_eq!(h["days"], 7);
     assert_eq!(h["points"].as_array().unwrap().len(), 2);
-    let q = app.get(&format!("/v1/send-accounts/{quiet}/warmup/reputation-history"), key).await.body;
+    let q = app
+        .get(
+            &format!("/v1/send-accounts/{quiet}/warmup/reputation-history"),
+            key,
+        )
+        .await
+        .body;
     assert_eq!(q["points"], json!([]));
     assert_eq!(app.get(&path, &other.api_key).await.status, 404);
 
     // Passes are idempotent; today is written once it has ended (and the
     // grace period after midnight has passed).
     assert_eq!(roll_up(&app.state).await.unwrap(), 0);
-    app.clock.set(chrono::DateTime::from_timestamp_millis((today + 1) * DAY_MS + 10 * 60_000).unwrap());
+    app.clock
+        .set(chrono::DateTime::from_timestamp_millis((today + 1) * DAY_MS + 10 * 60_000).unwrap());
     assert_eq!(roll_up(&app.state).await.unwrap(), 0);
     app.clock.advance(Duration::from_secs(6 * 60));
     assert_eq!(roll_up(&app.state).await.unwrap(), 1);
     let h = app.get(&path, key).await.body;
     let last = h["points"].as_array().unwrap().last().unwrap().clone();
-    assert_eq!((last["date"].clone(), last["total_sent"].clone()), (json!("2026-11-21"), json!(5)));
+    assert_eq!(
+        (last["date"].clone(), last["total_sent"].clone()),
+        (json!("2026-11-21"), json!(5))
+    );
 }
 
 #[tokio::test]
@@ -153,9 +209,25 @@ async fn reputation_history_days_must_be_7_to_180() {
     }
     for days in [7, 180] {
         let r = app.get(&format!("{path}?days={days}"), key).await;
-        assert_eq!((r.status.as_u16(), r.body["days"].clone()), (200, json!(days)));
+        assert_eq!(
+            (r.status.as_u16(), r.body["days"].clone()),
+            (200, json!(days))
+        );
     }
-    assert_eq!(app.get(&format!("/v1/send-accounts/{}/warmup/reputation-history", sa + 100), key).await.status, 404);
-    let r = app.get(&format!("/v1/send-accounts/{sa}/warmup/reputation-history"), key).await;
+    assert_eq!(
+        app.get(
+            &format!("/v1/send-accounts/{}/warmup/reputation-history", sa + 100),
+            key
+        )
+        .await
+        .status,
+        404
+    );
+    let r = app
+        .get(
+            &format!("/v1/send-accounts/{sa}/warmup/reputation-history"),
+            key,
+        )
+        .await;
     assert_eq!(r.body["points"], Value::Array(vec![]));
 }

@@ -176,7 +176,14 @@ async fn open(
     let server = connection(state, account_id, send_account_id)
         .await
         .map_err(|e| SmtpResult::AccountFailed(format!("send account unavailable: {e}")))?;
-    match connect_smtp(&state.outbound, &server.smtp, server.encryption, SMTP_TIMEOUT).await {
+    match connect_smtp(
+        &state.outbound,
+        &server.smtp,
+        server.encryption,
+        SMTP_TIMEOUT,
+    )
+    .await
+    {
         Ok(c) => Ok(c),
         Err(MailError::Blocked(reason)) => Err(SmtpResult::AccountFailed(reason)),
         // A refused login (a changed password) needs the owner; a server

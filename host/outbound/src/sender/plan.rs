@@ -96,6 +96,8 @@ struct Batch {
     engagement: HashMap<i64, Vec<(i64, String)>>,
     /// Where each pool's rotation stands (index of the last used entry).
     rotation: HashMap<i64, usize>,
+    /// Claimed enrollments whose address is suppressed, with the reason.
+    suppressed: HashMap<i64, String>,
     today: i64,
 }
 
@@ -119,6 +121,7 @@ pub async fn claim_and_plan(state: &AppState, limit: i64) -> anyhow::Result<Plan
         return Ok(Plan::default());
     }
     let mut batch = load(&mut tx, backend, &claimed, now).await?;
+    batch.suppressed = store::suppression_reasons(&state.db, &claimed).await?;
     let mut plan = Plan {
         jobs: Vec::new(),
         claimed: claimed.len(),
@@ -132,7 +135,10 @@ pub async fn claim_and_plan(state: &AppState, limit: i64) -> anyhow::Result<Plan
     let mut per_sequence: HashMap<i64, (i64, i64)> = HashMap::new();
     let mut per_mailbox: HashMap<i64, i64> = HashMap::new();
     for j in plan.jobs.iter().filter(|j| j.reserved_day.is_some()) {
-        per_sequence.entry(j.sequence_id).or_insert((j.account_id, 0)).1 += 1;
+        per_sequence
+            .entry(j.sequence_id)
+            .or_insert((j.account_id, 0))
+            .1 += 1;
         *per_mailbox.entry(j.send_account_id).or_default() += 1;
     }
     for (sequence_id, (account_id, n)) in per_sequence {
@@ -171,9 +177,8 @@ async fn load(
             .unwrap_or_default();
         if let Some(s) = crate::sequences::store::get(conn, account_id, *id).await? {
             let parsed = serde_json::from_str(&s.settings).unwrap_or(Value::Null);
-            let engine = settings::parse(&parsed).unwrap_or_else(|_| {
-                settings::parse(&json!({})).expect("empty settings parse")
-            });
+            let engine = settings::parse(&parsed)
+                .unwrap_or_else(|_| settings::parse(&json!({})).expect("empty settings parse"));
             sequences.insert(*id, (s, engine));
         }
         steps.insert(*id, crate::steps::store::list(conn, *id).await?);
@@ -189,10 +194,7 @@ async fn load(
     account_ids.sort_unstable();
     account_ids.dedup();
     let enrollment_ids: Vec<i64> = claimed.iter().map(|c| c.id).collect();
-    let conditions = steps
-        .values()
-        .flatten()
-        .any(|s| s.condition_type.is_some());
+    let conditions = steps.values().flatten().any(|s| s.condition_type.is_some());
     Ok(Batch {
         sent_today: store::sent_on_day(conn, &sequence_ids, today).await?,
         mailboxes: store::mailboxes(conn, backend, &account_ids, today).await?,
@@ -204,6 +206,7 @@ async fn load(
             HashMap::new()
         },
         rotation: HashMap::new(),
+        suppressed: HashMap::new(),
         sequences,
         steps,
         pools,
@@ -272,6 +275,9 @@ async fn walk(
                 acted_at = Some(at);
                 position += 1;
                 due = at + next_delay.unwrap_or(0);
+            } else if let Some(reason) = b.suppressed.get(&c.id) {
+                store::end_suppressed(conn, c.id, reason, now).await?;
+                return Ok(None);
             } else {
                 let at = ms_to_datetime(now);
                 if !engine.allows(at, zone) {
@@ -392,7 +398,11 @@ fn pick_mailbox(b: &mut Batch, sequence: &SequenceRow, now: i64) -> Result<i64, 
         "active" | "warming" => Ok(()),
         "error" => {
             let retry = m.updated_at + ERROR_RETRY_MS;
-            if now >= retry { Ok(()) } else { Err(Wait::Until(retry)) }
+            if now >= retry {
+                Ok(())
+            } else {
+                Err(Wait::Until(retry))
+            }
         }
         _ => Err(Wait::Until(now + HOUR_MS)),
     };

@@ -176,7 +176,11 @@ async fn record_delivered(
              links = v.links, error = NULL \
          FROM v WHERE sequence_messages.id = v.id AND sequence_messages.status = 'sending' \
          RETURNING sequence_messages.id",
-        typed_value_rows(backend, delivered.len(), &["BIGINT", "BIGINT", "TEXT", "TEXT"])
+        typed_value_rows(
+            backend,
+            delivered.len(),
+            &["BIGINT", "BIGINT", "TEXT", "TEXT"]
+        )
     );
     let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
     for o in delivered {
@@ -307,7 +311,9 @@ async fn record_bounce(
     )
     .await?;
     sqlx::query(
-        "UPDATE enrollments SET status = 'bounced', next_send_at = NULL, lease_owner = NULL,
+        "UPDATE enrollments SET status = CASE WHEN status IN ('active', 'paused')
+                 THEN 'bounced' ELSE status END,
+             next_send_at = NULL, lease_owner = NULL,
              lease_until = NULL, last_step_at = $1, updated_at = $1 WHERE id = $2",
     )
     .bind(o.at)

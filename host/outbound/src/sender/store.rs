@@ -75,6 +75,24 @@ pub async fn claim(
     Ok(rows)
 }
 
+/// Extends every lease `owner` holds to `until`: a live server's sends in
+/// flight (queued behind a slow mailbox, say) keep their enrollments, and
+/// only a dead server's leases run out.
+pub async fn renew_leases(
+    db: &outreach_core::store::Db,
+    owner: &str,
+    until: i64,
+) -> sqlx::Result<u64> {
+    let done = sqlx::query(
+        "UPDATE enrollments SET lease_until = $1 WHERE lease_owner = $2 AND lease_until < $1",
+    )
+    .bind(until)
+    .bind(owner)
+    .execute(&db.pool)
+    .await?;
+    Ok(done.rows_affected())
+}
+
 /// On PostgreSQL, locks the sequences of a batch so that two servers
 /// planning sends of one sequence count its daily cap one after the other
 /// (SQLite's writer lock already serialises plans).
@@ -88,7 +106,9 @@ pub async fn lock_sequences(
             "SELECT id FROM sequences WHERE id IN ({}) ORDER BY id FOR UPDATE",
             id_list(ids)
         );
-        sqlx::query(sqlx::AssertSqlSafe(sql)).fetch_all(conn).await?;
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .fetch_all(conn)
+            .await?;
     }
     Ok(())
 }
@@ -150,7 +170,9 @@ pub async fn mailboxes(
                 updated_at FROM send_accounts WHERE id IN ({}) {lock}",
         id_list(ids)
     );
-    let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).fetch_all(conn).await?;
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .fetch_all(conn)
+        .await?;
     let mut out = HashMap::new();
     for r in &rows {
         let sent_day: i64 = r.try_get("sent_day")?;
@@ -192,7 +214,10 @@ pub async fn pools(
          FROM sequence_mailboxes WHERE sequence_id IN ({}) ORDER BY sequence_id, position",
         id_list(sequence_ids)
     );
-    for r in sqlx::query(sqlx::AssertSqlSafe(sql)).fetch_all(conn).await? {
+    for r in sqlx::query(sqlx::AssertSqlSafe(sql))
+        .fetch_all(conn)
+        .await?
+    {
         out.entry(r.try_get("sequence_id")?)
             .or_default()
             .push(PoolEntry {
@@ -271,7 +296,10 @@ pub async fn messages_of(
          FROM sequence_messages WHERE enrollment_id IN ({}) ORDER BY id",
         id_list(ids)
     );
-    for r in sqlx::query(sqlx::AssertSqlSafe(sql)).fetch_all(conn).await? {
+    for r in sqlx::query(sqlx::AssertSqlSafe(sql))
+        .fetch_all(conn)
+        .await?
+    {
         let m = MessageRow {
             id: r.try_get("id")?,
             enrollment_id: r.try_get("enrollment_id")?,
@@ -305,7 +333,10 @@ pub async fn engagement_of(
          WHERE enrollment_id IN ({}) AND event_type IN ('opened', 'clicked', 'replied')",
         id_list(ids)
     );
-    for r in sqlx::query(sqlx::AssertSqlSafe(sql)).fetch_all(conn).await? {
+    for r in sqlx::query(sqlx::AssertSqlSafe(sql))
+        .fetch_all(conn)
+        .await?
+    {
         let step: Option<i64> = r.try_get(1)?;
         out.entry(r.try_get(0)?)
             .or_default()
@@ -492,6 +523,86 @@ pub async fn touch_pool_entry(
     .bind(at)
     .bind(sequence_id)
     .bind(send_account_id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// The suppression reason for each claimed address the account suppresses
+/// (by the address or its `@domain` entry): an address suppressed after it
+/// was enrolled (an unsubscribe or bounce in another sequence, a manual
+/// entry) is not sent to.
+pub async fn suppression_reasons(
+    db: &outreach_core::store::Db,
+    claimed: &[Claimed],
+) -> sqlx::Result<HashMap<i64, String>> {
+    use crate::suppression::address::parse;
+    let mut out = HashMap::new();
+    let mut by_account: HashMap<i64, Vec<(i64, crate::suppression::address::Target)>> =
+        HashMap::new();
+    for c in claimed {
+        if let Some(t) = parse(&c.contact_email) {
+            by_account.entry(c.account_id).or_default().push((c.id, t));
+        }
+    }
+    for (account_id, targets) in by_account {
+        let list: Vec<_> = targets.iter().map(|(_, t)| t.clone()).collect();
+        let hits = crate::suppression::store::suppressed(db, account_id, &list).await?;
+        if hits.is_empty() {
+            continue;
+        }
+        let mut keys: Vec<String> = Vec::new();
+        for (_, t) in targets.iter().filter(|(_, t)| hits.contains(&t.email)) {
+            keys.push(t.email.clone());
+            keys.push(format!("@{}", t.domain));
+        }
+        let sql = format!(
+            "SELECT email, reason FROM suppression_entries WHERE account_id = {} AND email IN ({})",
+            outreach_core::store::placeholder(db.backend, 1),
+            outreach_core::store::placeholder_list(db.backend, 2, keys.len())
+        );
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(account_id);
+        for k in &keys {
+            q = q.bind(k.clone());
+        }
+        let reasons: HashMap<String, String> = q
+            .fetch_all(&db.pool)
+            .await?
+            .iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .collect::<sqlx::Result<_>>()?;
+        for (id, t) in &targets {
+            let reason = reasons
+                .get(&t.email)
+                .or_else(|| reasons.get(&format!("@{}", t.domain)));
+            if let Some(reason) = reason {
+                out.insert(*id, reason.clone());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Ends an enrollment whose address became suppressed: `bounced` for a
+/// bounce or invalid entry, `unsubscribed` for the others.
+pub async fn end_suppressed(
+    conn: &mut AnyConnection,
+    id: i64,
+    reason: &str,
+    now: i64,
+) -> sqlx::Result<()> {
+    let status = if matches!(reason, "bounce" | "invalid") {
+        "bounced"
+    } else {
+        "unsubscribed"
+    };
+    sqlx::query(
+        "UPDATE enrollments SET status = $1, next_send_at = NULL, lease_owner = NULL,
+             lease_until = NULL, updated_at = $2 WHERE id = $3 AND status = 'active'",
+    )
+    .bind(status)
+    .bind(now)
+    .bind(id)
     .execute(conn)
     .await?;
     Ok(())

@@ -26,8 +26,14 @@ async fn world() -> World {
     .await;
     let a = app.account(Plan::Pro).await;
     let smtp = CaptureServer::start("mail-pass").await;
-    let mailbox =
-        insert_smtp_account(&app, a.account_id, "sam@seller.test", smtp.port, "mail-pass").await;
+    let mailbox = insert_smtp_account(
+        &app,
+        a.account_id,
+        "sam@seller.test",
+        smtp.port,
+        "mail-pass",
+    )
+    .await;
     World {
         key: a.api_key.clone(),
         account_id: a.account_id,
@@ -50,7 +56,11 @@ impl World {
     async fn activate(&self, id: i64) {
         let r = self
             .app
-            .post(&format!("/v1/sequences/{id}/activate"), &self.key, json!({}))
+            .post(
+                &format!("/v1/sequences/{id}/activate"),
+                &self.key,
+                json!({}),
+            )
             .await;
         assert_eq!(r.status, 200, "{:?}", r.body);
     }
@@ -92,7 +102,10 @@ impl World {
         .await;
         let r = self
             .app
-            .get(&format!("/v1/sequences/{seq}/enrollments?limit=500"), &self.key)
+            .get(
+                &format!("/v1/sequences/{seq}/enrollments?limit=500"),
+                &self.key,
+            )
             .await;
         r.body["enrollments"]
             .as_array()
@@ -111,11 +124,20 @@ async fn steps_are_sent_threaded_tracked_and_recorded() {
     step(&w.app, &w.key, seq, json!({"subject": "Hello {{first_name}}",
         "body_html": "<p>Hi {{first_name}}, see <a href=\"https://example.com/pricing\">pricing</a>.</p>"}))
     .await;
-    step(&w.app, &w.key, seq, json!({"delay_days": 2, "body_html": "<p>Following up</p>"})).await;
+    step(
+        &w.app,
+        &w.key,
+        seq,
+        json!({"delay_days": 2, "body_html": "<p>Following up</p>"}),
+    )
+    .await;
     w.activate(seq).await;
-    w.enroll(seq, json!([{"domain": "acme.test", "contact_email": "ann@acme.test",
+    w.enroll(
+        seq,
+        json!([{"domain": "acme.test", "contact_email": "ann@acme.test",
         "metadata": {"first_name": "Ann"}},
-        {"domain": "acme.test", "contact_email": "bounce@acme.test"}]))
+        {"domain": "acme.test", "contact_email": "bounce@acme.test"}]),
+    )
     .await;
 
     assert_eq!(w.pass().await, 2);
@@ -125,19 +147,34 @@ async fn steps_are_sent_threaded_tracked_and_recorded() {
     assert_eq!(first.to, vec!["ann@acme.test"]);
     assert_eq!(first.header("Subject").as_deref(), Some("Hello Ann"));
     let from = first.header("From").unwrap();
-    assert!(from.contains("Sam from Seller") && from.contains("<sam@seller.test>"), "{from}");
+    assert!(
+        from.contains("Sam from Seller") && from.contains("<sam@seller.test>"),
+        "{from}"
+    );
     let message_id = first.header("Message-ID").unwrap();
-    assert!(message_id.starts_with("<otr.") && message_id.ends_with("@seller.test>"), "{message_id}");
+    assert!(
+        message_id.starts_with("<otr.") && message_id.ends_with("@seller.test>"),
+        "{message_id}"
+    );
     let unsubscribe = first.header("List-Unsubscribe").unwrap();
-    assert!(unsubscribe.starts_with("<https://track.example.net/t/u/"), "{unsubscribe}");
+    assert!(
+        unsubscribe.starts_with("<https://track.example.net/t/u/"),
+        "{unsubscribe}"
+    );
     assert_eq!(
         first.header("List-Unsubscribe-Post").as_deref(),
         Some("List-Unsubscribe=One-Click")
     );
     assert!(first.data.contains("multipart/alternative"));
     assert!(first.data.contains("text/plain") && first.data.contains("text/html"));
-    assert!(first.data.contains("https://track.example.net/t/c/"), "links are tracked");
-    assert!(first.data.contains("https://track.example.net/t/o/"), "the pixel is there");
+    assert!(
+        first.data.contains("https://track.example.net/t/c/"),
+        "links are tracked"
+    );
+    assert!(
+        first.data.contains("https://track.example.net/t/o/"),
+        "the pixel is there"
+    );
 
     // Ann moved to step 2, due two days after the send; the bounce ended.
     let ann = w.enrollment("ann@acme.test").await;
@@ -185,8 +222,14 @@ async fn steps_are_sent_threaded_tracked_and_recorded() {
     let got = w.smtp.messages();
     let second = &got[1];
     assert_eq!(second.header("Subject").as_deref(), Some("Re: Hello Ann"));
-    assert_eq!(second.header("In-Reply-To").as_deref(), Some(message_id.as_str()));
-    assert_eq!(second.header("References").as_deref(), Some(message_id.as_str()));
+    assert_eq!(
+        second.header("In-Reply-To").as_deref(),
+        Some(message_id.as_str())
+    );
+    assert_eq!(
+        second.header("References").as_deref(),
+        Some(message_id.as_str())
+    );
 
     // No step left: completed, with its outbox event.
     assert_eq!(w.pass().await, 0);
@@ -194,12 +237,9 @@ async fn steps_are_sent_threaded_tracked_and_recorded() {
     let outbox = outreach_core::events::for_account(&w.app.state.db, w.account_id, 50)
         .await
         .unwrap();
-    assert!(
-        outbox
-            .iter()
-            .any(|e| e.event_type.as_str() == "sequence.completed"
-                && e.data["email"] == "ann@acme.test")
-    );
+    assert!(outbox.iter().any(
+        |e| e.event_type.as_str() == "sequence.completed" && e.data["email"] == "ann@acme.test"
+    ));
 }
 
 #[tokio::test]
@@ -209,7 +249,13 @@ async fn daily_limits_and_the_warmup_ramp_wait_for_the_next_day() {
         .sequence(json!({"daily_send_limit": 10, "warmup_enabled": true,
             "warmup_start_volume": 2, "warmup_increment": 1}))
         .await;
-    step(&w.app, &w.key, seq, json!({"subject": "Hi", "body_html": "<p>Hi</p>"})).await;
+    step(
+        &w.app,
+        &w.key,
+        seq,
+        json!({"subject": "Hi", "body_html": "<p>Hi</p>"}),
+    )
+    .await;
     w.activate(seq).await;
     let contacts: Vec<Value> = (0..6)
         .map(|i| json!({"domain": "acme.test", "contact_email": format!("c{i}@acme.test")}))
@@ -223,11 +269,25 @@ async fn daily_limits_and_the_warmup_ramp_wait_for_the_next_day() {
     assert_eq!(w.pass().await, 3);
     assert_eq!(w.smtp.messages().len(), 5);
     // The mailbox's own daily limit holds too.
-    exec(&w.app, "UPDATE send_accounts SET daily_send_limit = 0 WHERE id = $1", &[w.mailbox]).await;
+    exec(
+        &w.app,
+        "UPDATE send_accounts SET daily_send_limit = 0 WHERE id = $1",
+        &[w.mailbox],
+    )
+    .await;
     w.app.clock.advance(DAY);
     assert_eq!(w.pass().await, 0);
-    assert_eq!(w.smtp.messages().len(), 5, "nothing is dropped, nothing sent");
-    exec(&w.app, "UPDATE send_accounts SET daily_send_limit = 5 WHERE id = $1", &[w.mailbox]).await;
+    assert_eq!(
+        w.smtp.messages().len(),
+        5,
+        "nothing is dropped, nothing sent"
+    );
+    exec(
+        &w.app,
+        "UPDATE send_accounts SET daily_send_limit = 5 WHERE id = $1",
+        &[w.mailbox],
+    )
+    .await;
     w.app.clock.advance(DAY);
     assert_eq!(w.pass().await, 1);
 }
@@ -235,12 +295,23 @@ async fn daily_limits_and_the_warmup_ramp_wait_for_the_next_day() {
 #[tokio::test]
 async fn a_pool_rotates_round_robin_and_skips_full_mailboxes() {
     let w = world().await;
-    let second =
-        insert_smtp_account(&w.app, w.account_id, "kim@seller.test", w.smtp.port, "mail-pass")
-            .await;
+    let second = insert_smtp_account(
+        &w.app,
+        w.account_id,
+        "kim@seller.test",
+        w.smtp.port,
+        "mail-pass",
+    )
+    .await;
     exec(&w.app, "UPDATE send_accounts SET daily_send_limit = 2", &[]).await;
     let seq = w.sequence(json!({})).await;
-    step(&w.app, &w.key, seq, json!({"subject": "Hi", "body_html": "<p>Hi</p>"})).await;
+    step(
+        &w.app,
+        &w.key,
+        seq,
+        json!({"subject": "Hi", "body_html": "<p>Hi</p>"}),
+    )
+    .await;
     let r = w
         .app
         .call(
@@ -257,12 +328,7 @@ async fn a_pool_rotates_round_robin_and_skips_full_mailboxes() {
         .collect();
     w.enroll(seq, json!(contacts)).await;
     assert_eq!(w.pass().await, 4);
-    let froms: Vec<String> = w
-        .smtp
-        .messages()
-        .iter()
-        .map(|m| m.from.clone())
-        .collect();
+    let froms: Vec<String> = w.smtp.messages().iter().map(|m| m.from.clone()).collect();
     assert_eq!(froms.iter().filter(|f| f.starts_with("sam@")).count(), 2);
     assert_eq!(froms.iter().filter(|f| f.starts_with("kim@")).count(), 2);
     // The fifth waits for tomorrow.
@@ -276,12 +342,24 @@ async fn the_send_window_moves_sends_in_the_sequences_zone() {
     let w = world().await;
     // The test clock starts on Saturday 2026-11-21 12:00 UTC.
     let seq = w
-        .sequence(json!({"settings": {"send_window": {"start": "09:00", "end": "17:00",
-            "timezone": "America/New_York"}}}))
+        .sequence(
+            json!({"settings": {"send_window": {"start": "09:00", "end": "17:00",
+            "timezone": "America/New_York"}}}),
+        )
         .await;
-    step(&w.app, &w.key, seq, json!({"subject": "Hi", "body_html": "<p>Hi</p>"})).await;
+    step(
+        &w.app,
+        &w.key,
+        seq,
+        json!({"subject": "Hi", "body_html": "<p>Hi</p>"}),
+    )
+    .await;
     w.activate(seq).await;
-    w.enroll(seq, json!([{"domain": "acme.test", "contact_email": "ann@acme.test"}])).await;
+    w.enroll(
+        seq,
+        json!([{"domain": "acme.test", "contact_email": "ann@acme.test"}]),
+    )
+    .await;
     assert_eq!(w.pass().await, 0);
     let due = scalar(&w.app, "SELECT next_send_at FROM enrollments", &[]).await;
     // Monday 09:00 in New York (EST) is 14:00 UTC.
@@ -295,17 +373,36 @@ async fn the_send_window_moves_sends_in_the_sequences_zone() {
 async fn a_changed_password_marks_the_mailbox_and_its_mail_waits() {
     let w = world().await;
     let seq = w.sequence(json!({})).await;
-    step(&w.app, &w.key, seq, json!({"subject": "Hi", "body_html": "<p>Hi</p>"})).await;
+    step(
+        &w.app,
+        &w.key,
+        seq,
+        json!({"subject": "Hi", "body_html": "<p>Hi</p>"}),
+    )
+    .await;
     w.activate(seq).await;
-    w.enroll(seq, json!([{"domain": "acme.test", "contact_email": "ann@acme.test"}])).await;
+    w.enroll(
+        seq,
+        json!([{"domain": "acme.test", "contact_email": "ann@acme.test"}]),
+    )
+    .await;
     w.smtp.set_password("changed");
     assert_eq!(w.pass().await, 1);
     assert!(w.smtp.messages().is_empty());
-    let status = text(&w.app, "SELECT status FROM send_accounts WHERE id = $1", &[w.mailbox]).await;
+    let status = text(
+        &w.app,
+        "SELECT status FROM send_accounts WHERE id = $1",
+        &[w.mailbox],
+    )
+    .await;
     assert_eq!(status.as_deref(), Some("error"));
-    let error = text(&w.app, "SELECT last_error FROM send_accounts WHERE id = $1", &[w.mailbox])
-        .await
-        .unwrap();
+    let error = text(
+        &w.app,
+        "SELECT last_error FROM send_accounts WHERE id = $1",
+        &[w.mailbox],
+    )
+    .await
+    .unwrap();
     assert!(error.contains("authentication failed"), "{error}");
     // No loop: nothing is tried again until the mailbox has rested.
     assert_eq!(w.pass().await, 0);
@@ -314,11 +411,21 @@ async fn a_changed_password_marks_the_mailbox_and_its_mail_waits() {
     w.app.clock.advance(std::time::Duration::from_secs(31 * 60));
     assert_eq!(w.pass().await, 1);
     assert_eq!(w.smtp.messages().len(), 1);
-    let status = text(&w.app, "SELECT status FROM send_accounts WHERE id = $1", &[w.mailbox]).await;
+    let status = text(
+        &w.app,
+        "SELECT status FROM send_accounts WHERE id = $1",
+        &[w.mailbox],
+    )
+    .await;
     assert_eq!(status.as_deref(), Some("active"));
     // The daily counters hold one send, not two.
     assert_eq!(
-        scalar(&w.app, "SELECT emails_sent_today FROM send_accounts WHERE id = $1", &[w.mailbox]).await,
+        scalar(
+            &w.app,
+            "SELECT emails_sent_today FROM send_accounts WHERE id = $1",
+            &[w.mailbox]
+        )
+        .await,
         1
     );
 }
@@ -327,16 +434,42 @@ async fn a_changed_password_marks_the_mailbox_and_its_mail_waits() {
 async fn tasks_and_conditions_do_not_block_the_sequence() {
     let w = world().await;
     let seq = w.sequence(json!({})).await;
-    let first = step(&w.app, &w.key, seq, json!({"subject": "Hi", "body_html": "<p>Hi</p>"})).await;
-    step(&w.app, &w.key, seq, json!({"step_type": "phone_call", "delay_days": 1})).await;
-    step(&w.app, &w.key, seq, json!({"subject": "Only if opened", "body_html": "<p>x</p>",
-        "condition_type": "opened", "condition_step_id": first}))
+    let first = step(
+        &w.app,
+        &w.key,
+        seq,
+        json!({"subject": "Hi", "body_html": "<p>Hi</p>"}),
+    )
     .await;
-    step(&w.app, &w.key, seq, json!({"subject": "Not opened", "body_html": "<p>y</p>",
-        "condition_type": "not_opened", "condition_step_id": first}))
+    step(
+        &w.app,
+        &w.key,
+        seq,
+        json!({"step_type": "phone_call", "delay_days": 1}),
+    )
+    .await;
+    step(
+        &w.app,
+        &w.key,
+        seq,
+        json!({"subject": "Only if opened", "body_html": "<p>x</p>",
+        "condition_type": "opened", "condition_step_id": first}),
+    )
+    .await;
+    step(
+        &w.app,
+        &w.key,
+        seq,
+        json!({"subject": "Not opened", "body_html": "<p>y</p>",
+        "condition_type": "not_opened", "condition_step_id": first}),
+    )
     .await;
     w.activate(seq).await;
-    w.enroll(seq, json!([{"domain": "acme.test", "contact_email": "ann@acme.test"}])).await;
+    w.enroll(
+        seq,
+        json!([{"domain": "acme.test", "contact_email": "ann@acme.test"}]),
+    )
+    .await;
     assert_eq!(w.pass().await, 1);
     w.app.clock.advance(DAY);
     // The call becomes a task; step 3 is skipped (no open), step 4 is sent.
@@ -348,7 +481,10 @@ async fn tasks_and_conditions_do_not_block_the_sequence() {
         .map(|m| m.header("Subject").unwrap())
         .collect();
     assert_eq!(subjects, vec!["Hi", "Not opened"]);
-    let r = w.app.get(&format!("/v1/sequences/{seq}/tasks?status=open"), &w.key).await;
+    let r = w
+        .app
+        .get(&format!("/v1/sequences/{seq}/tasks?status=open"), &w.key)
+        .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     assert_eq!(r.body["total"], 1);
     let task = &r.body["tasks"][0];
@@ -367,7 +503,10 @@ async fn tasks_and_conditions_do_not_block_the_sequence() {
     let eid = w.enrollment("ann@acme.test").await["id"].as_i64().unwrap();
     let r = w
         .app
-        .get(&format!("/v1/sequences/{seq}/enrollments/{eid}/tasks?status=open"), &w.key)
+        .get(
+            &format!("/v1/sequences/{seq}/enrollments/{eid}/tasks?status=open"),
+            &w.key,
+        )
         .await;
     assert_eq!(r.body["total"], 0);
 }
@@ -376,26 +515,44 @@ async fn tasks_and_conditions_do_not_block_the_sequence() {
 async fn a_crash_between_plan_and_record_resends_with_the_same_message_id() {
     let w = world().await;
     let seq = w.sequence(json!({})).await;
-    step(&w.app, &w.key, seq, json!({"subject": "Hi", "body_html": "<p>Hi</p>"})).await;
+    step(
+        &w.app,
+        &w.key,
+        seq,
+        json!({"subject": "Hi", "body_html": "<p>Hi</p>"}),
+    )
+    .await;
     w.activate(seq).await;
-    w.enroll(seq, json!([{"domain": "acme.test", "contact_email": "ann@acme.test"}])).await;
+    w.enroll(
+        seq,
+        json!([{"domain": "acme.test", "contact_email": "ann@acme.test"}]),
+    )
+    .await;
     // A plan whose server dies before sending: the message row exists.
     let plan = super::plan::claim_and_plan(&w.app.state, 10).await.unwrap();
     assert_eq!(plan.jobs.len(), 1);
     let planned = plan.jobs[0].message_id.clone();
     // Another server sees nothing due while the lease holds.
     assert_eq!(w.pass().await, 0);
-    w.app
-        .clock
-        .advance(std::time::Duration::from_secs(w.app.state.config.sender_lease_secs + 1));
+    w.app.clock.advance(std::time::Duration::from_secs(
+        w.app.state.config.sender_lease_secs + 1,
+    ));
     assert_eq!(w.pass().await, 1);
     let got = w.smtp.messages();
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].header("Message-ID"), Some(format!("<{planned}>")));
-    assert_eq!(scalar(&w.app, "SELECT COUNT(*) FROM sequence_messages", &[]).await, 1);
+    assert_eq!(
+        scalar(&w.app, "SELECT COUNT(*) FROM sequence_messages", &[]).await,
+        1
+    );
     // Reserved once, not twice.
     assert_eq!(
-        scalar(&w.app, "SELECT sent FROM sequence_days WHERE sequence_id = $1", &[seq]).await,
+        scalar(
+            &w.app,
+            "SELECT sent FROM sequence_days WHERE sequence_id = $1",
+            &[seq]
+        )
+        .await,
         1
     );
 }
@@ -404,13 +561,20 @@ async fn a_crash_between_plan_and_record_resends_with_the_same_message_id() {
 async fn a_high_bounce_rate_pauses_the_sequence_with_its_reason() {
     let w = world().await;
     let seq = w.sequence(json!({"auto_pause_bounce_rate": 10.0})).await;
-    step(&w.app, &w.key, seq, json!({"subject": "Hi", "body_html": "<p>Hi</p>"})).await;
+    step(
+        &w.app,
+        &w.key,
+        seq,
+        json!({"subject": "Hi", "body_html": "<p>Hi</p>"}),
+    )
+    .await;
     w.activate(seq).await;
     let mut contacts: Vec<Value> = (0..18)
         .map(|i| json!({"domain": "acme.test", "contact_email": format!("c{i}@acme.test")}))
         .collect();
     for i in 0..4 {
-        contacts.push(json!({"domain": "acme.test", "contact_email": format!("bounce{i}@acme.test")}));
+        contacts
+            .push(json!({"domain": "acme.test", "contact_email": format!("bounce{i}@acme.test")}));
     }
     w.enroll(seq, json!(contacts)).await;
     assert_eq!(w.pass().await, 22);
@@ -449,8 +613,18 @@ fn variants_are_deterministic_and_follow_weights() {
     step.ab_winner = Some("a".into());
     assert!((0..100).all(|e| choose_variant(&step, e).0.as_deref() == Some("a")));
     step.variants = Some(vec![
-        Variant { label: "x".into(), subject: "X".into(), body_html: "x".into(), weight: 80 },
-        Variant { label: "y".into(), subject: "Y".into(), body_html: "y".into(), weight: 20 },
+        Variant {
+            label: "x".into(),
+            subject: "X".into(),
+            body_html: "x".into(),
+            weight: 80,
+        },
+        Variant {
+            label: "y".into(),
+            subject: "Y".into(),
+            body_html: "y".into(),
+            weight: 20,
+        },
     ]);
     let y = (0..1000)
         .filter(|e| choose_variant(&step, *e).0.as_deref() == Some("y"))

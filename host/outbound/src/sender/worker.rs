@@ -28,6 +28,7 @@ const POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// task; a slow mailbox holds only its own slots.
 pub async fn run(state: AppState) {
     let sender = state.ext::<Sender>().clone();
+    tokio::spawn(renew_leases(state.clone()));
     let slots = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
     loop {
         match slots.acquire_many(CLAIM_MIN as u32).await {
@@ -57,8 +58,12 @@ pub async fn run(state: AppState) {
                 .try_acquire_owned()
                 .expect("only this loop takes slots, and it claimed no more than were free");
             let state = state.clone();
-            let span = tracing::info_span!("job", name = "sender.send",
-                enrollment_id = job.enrollment_id, step_id = job.step_id);
+            let span = tracing::info_span!(
+                "job",
+                name = "sender.send",
+                enrollment_id = job.enrollment_id,
+                step_id = job.step_id
+            );
             tokio::spawn(
                 async move {
                     dispatch(&state, job).await;
@@ -66,6 +71,20 @@ pub async fn run(state: AppState) {
                 }
                 .instrument(span),
             );
+        }
+    }
+}
+
+/// Renews this server's leases three times per lease period, so they run
+/// out only when the server is gone.
+async fn renew_leases(state: AppState) {
+    let sender = state.ext::<Sender>().clone();
+    let every = Duration::from_millis((sender.lease_ms / 3).max(100) as u64);
+    loop {
+        tokio::time::sleep(every).await;
+        let until = state.clock.now_ms() + sender.lease_ms;
+        if let Err(e) = super::store::renew_leases(&state.db, &sender.owner, until).await {
+            tracing::warn!(error = %e, "renewing sender leases failed");
         }
     }
 }

@@ -71,10 +71,7 @@ pub struct NewEvent {
 /// ignored, and the returned flags say which events were new (the caller
 /// writes outbox events and counters for those only). A click is always
 /// recorded; `first_of_kind` marks the message's first click (unique clicks).
-pub async fn record(
-    conn: &mut AnyConnection,
-    events: &[NewEvent],
-) -> sqlx::Result<Vec<bool>> {
+pub async fn record(conn: &mut AnyConnection, events: &[NewEvent]) -> sqlx::Result<Vec<bool>> {
     let mut fresh = Vec::with_capacity(events.len());
     for e in events {
         fresh.push(record_one(conn, e).await?);
@@ -105,20 +102,20 @@ async fn record_one(conn: &mut AnyConnection, e: &NewEvent) -> sqlx::Result<bool
              send_account_id, event_type, variant, url, detail, first_of_kind, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING",
     )
-        .bind(e.account_id)
-        .bind(e.sequence_id)
-        .bind(e.step_id)
-        .bind(e.enrollment_id)
-        .bind(e.message_id)
-        .bind(e.send_account_id)
-        .bind(e.kind.as_str())
-        .bind(e.variant.as_deref())
-        .bind(e.url.as_deref())
-        .bind(e.detail.as_deref())
-        .bind(i64::from(first))
-        .bind(e.at)
-        .execute(&mut *conn)
-        .await?;
+    .bind(e.account_id)
+    .bind(e.sequence_id)
+    .bind(e.step_id)
+    .bind(e.enrollment_id)
+    .bind(e.message_id)
+    .bind(e.send_account_id)
+    .bind(e.kind.as_str())
+    .bind(e.variant.as_deref())
+    .bind(e.url.as_deref())
+    .bind(e.detail.as_deref())
+    .bind(i64::from(first))
+    .bind(e.at)
+    .execute(&mut *conn)
+    .await?;
     Ok(done.rows_affected() == 1)
 }
 
@@ -165,14 +162,14 @@ pub async fn add_to_day(
              bounced = sequence_days.bounced + excluded.bounced,
              complaints = sequence_days.complaints + excluded.complaints",
     )
-        .bind(sequence_id)
-        .bind(day)
-        .bind(account_id)
-        .bind(sent)
-        .bind(bounced)
-        .bind(complaints)
-        .execute(conn)
-        .await?;
+    .bind(sequence_id)
+    .bind(day)
+    .bind(account_id)
+    .bind(sent)
+    .bind(bounced)
+    .bind(complaints)
+    .execute(conn)
+    .await?;
     Ok(())
 }
 

@@ -122,7 +122,9 @@ pub fn tags(record: &str) -> Vec<(String, String)> {
 }
 
 fn tag<'a>(tags: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    tags.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    tags.iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
 }
 
 fn starts_with_ci(text: &str, prefix: &str) -> bool {
@@ -132,7 +134,14 @@ fn starts_with_ci(text: &str, prefix: &str) -> bool {
 
 /// SPF terms that cost a DNS query (besides bare `a`, `mx` and `ptr`).
 const SPF_QUERYING: [&str; 8] = [
-    "include:", "exists:", "redirect=", "a:", "a/", "mx:", "mx/", "ptr:",
+    "include:",
+    "exists:",
+    "redirect=",
+    "a:",
+    "a/",
+    "mx:",
+    "mx/",
+    "ptr:",
 ];
 
 fn is_spf(txt: &str) -> bool {
@@ -185,7 +194,9 @@ pub async fn spf(dns: &Dns, domain: &str) -> (AuthCheck, Vec<String>) {
             matches!(*t, "a" | "mx" | "ptr") || SPF_QUERYING.iter().any(|p| t.starts_with(p))
         })
         .count();
-    let all = terms.iter().find(|t| t.trim_start_matches(['+', '-', '~', '?']) == "all");
+    let all = terms
+        .iter()
+        .find(|t| t.trim_start_matches(['+', '-', '~', '?']) == "all");
     if lookups > 10 {
         c.details = format!(
             "The SPF record has {lookups} DNS-querying terms; receivers stop at 10 and fail it"
@@ -237,7 +248,9 @@ pub async fn dmarc(dns: &Dns, domain: &str) -> AuthCheck {
         c.present = true;
         c.record = Some(first.clone());
         if records.len() > 1 {
-            c.details = format!("Several DMARC records at _dmarc.{at}{inherited}: receivers ignore them all");
+            c.details = format!(
+                "Several DMARC records at _dmarc.{at}{inherited}: receivers ignore them all"
+            );
             return c;
         }
         let t = tags(first);
@@ -247,13 +260,17 @@ pub async fn dmarc(dns: &Dns, domain: &str) -> AuthCheck {
                 c.passed = true;
                 c.policy = Some(p.to_string());
                 c.details = if p == "none" {
-                    format!("DMARC record found{inherited}; p=none only monitors, failing mail is still delivered")
+                    format!(
+                        "DMARC record found{inherited}; p=none only monitors, failing mail is still delivered"
+                    )
                 } else {
                     format!("DMARC record found{inherited}; failing mail is handled with p={p}")
                 };
             }
             _ => {
-                c.details = format!("The DMARC record{inherited} has no valid p= policy (none, quarantine or reject)");
+                c.details = format!(
+                    "The DMARC record{inherited} has no valid p= policy (none, quarantine or reject)"
+                );
             }
         }
         return c;
@@ -319,7 +336,9 @@ pub async fn check_domain(dns: &Dns, domain: &str) -> AuthReport {
         advice.push(if spf.present {
             format!("Fix the SPF record of {domain}: {}.", spf.details)
         } else {
-            format!("Publish an SPF record at {domain} that names your SMTP server (see dns-guide).")
+            format!(
+                "Publish an SPF record at {domain} that names your SMTP server (see dns-guide)."
+            )
         });
     }
     if !dkim.passed {
@@ -333,7 +352,8 @@ pub async fn check_domain(dns: &Dns, domain: &str) -> AuthReport {
         ));
     } else if dmarc.policy.as_deref() == Some("none") {
         advice.push(
-            "Move DMARC from p=none to p=quarantine once its reports show your mail passing.".into(),
+            "Move DMARC from p=none to p=quarantine once its reports show your mail passing."
+                .into(),
         );
     }
     AuthReport {

@@ -99,7 +99,7 @@ pub fn health_of(domain: &str, from_email: &str, auth: AuthReport, now: i64) -> 
         dkim_selectors_found: auth.dkim_selectors_found,
         all_passed,
         recommendation,
-        checked_at: outreach_core::platform::clock::iso(now),
+        checked_at: iso(now),
     }
 }
 
@@ -135,7 +135,11 @@ pub async fn dns_guide(state: &AppState, caller: &Caller, id: i64) -> ApiResult<
 }
 
 /// The overall score (module docs).
-pub fn overall_score(auth: &AuthReport, blacklist: &BlacklistReport, reputation: Option<f64>) -> i64 {
+pub fn overall_score(
+    auth: &AuthReport,
+    blacklist: &BlacklistReport,
+    reputation: Option<f64>,
+) -> i64 {
     let mut earned = 0.0;
     let mut possible = 70.0;
     for (passed, points) in [
@@ -143,7 +147,8 @@ pub fn overall_score(auth: &AuthReport, blacklist: &BlacklistReport, reputation:
         (auth.dkim.passed, 15.0),
         (auth.dmarc.passed, 10.0),
         (
-            auth.dmarc.passed && matches!(auth.dmarc.policy.as_deref(), Some("quarantine" | "reject")),
+            auth.dmarc.passed
+                && matches!(auth.dmarc.policy.as_deref(), Some("quarantine" | "reject")),
             5.0,
         ),
     ] {
@@ -203,11 +208,14 @@ pub async fn deliverability(
     );
     let list = list?;
     let dashboard = dashboard_of(state, &s).await?;
-    let sent: i64 = dashboard.daily_volume_chart.iter().map(|d| d.sent_count).sum();
-    let (bounced, complaints) = dashboard
+    let sent: i64 = dashboard
         .daily_volume_chart
         .iter()
-        .fold((0, 0), |t, d| (t.0 + d.bounce_count, t.1 + d.complaint_count));
+        .map(|d| d.sent_count)
+        .sum();
+    let (bounced, complaints) = dashboard.daily_volume_chart.iter().fold((0, 0), |t, d| {
+        (t.0 + d.bounce_count, t.1 + d.complaint_count)
+    });
     let rates = (sent > 0).then(|| {
         (
             super::service::pct(bounced, sent),

@@ -49,15 +49,51 @@ pub struct DnsGuide {
 
 /// Well-known SMTP hosts: (host suffix, SPF include, DKIM steps).
 const PROVIDERS: [(&str, &str, &str); 9] = [
-    ("gmail.com", "_spf.google.com", "In the Google Admin console: Apps > Google Workspace > Gmail > Authenticate email, generate a key (selector google) and publish it."),
-    ("googlemail.com", "_spf.google.com", "In the Google Admin console: Apps > Google Workspace > Gmail > Authenticate email, generate a key (selector google) and publish it."),
-    ("office365.com", "spf.protection.outlook.com", "In Microsoft Defender: Email authentication settings > DKIM, publish the two CNAMEs selector1 and selector2 it shows, then enable signing."),
-    ("outlook.com", "spf.protection.outlook.com", "In Microsoft Defender: Email authentication settings > DKIM, publish the two CNAMEs selector1 and selector2 it shows, then enable signing."),
-    ("zoho.com", "zoho.com", "In Zoho Mail Admin: Domains > Email configuration > DKIM, add a selector and publish the key it shows."),
-    ("sendgrid.net", "sendgrid.net", "In SendGrid: Settings > Sender Authentication, authenticate the domain and publish the CNAMEs it shows (s1, s2)."),
-    ("mailgun.org", "mailgun.org", "In Mailgun: Domains > DNS records, publish the DKIM TXT record it shows."),
-    ("amazonaws.com", "amazonses.com", "In Amazon SES: Verified identities > the domain > Easy DKIM, publish the three CNAMEs it shows."),
-    ("messagingengine.com", "spf.messagingengine.com", "In Fastmail: Settings > Domains, publish the fm1, fm2 and fm3 CNAMEs it shows."),
+    (
+        "gmail.com",
+        "_spf.google.com",
+        "In the Google Admin console: Apps > Google Workspace > Gmail > Authenticate email, generate a key (selector google) and publish it.",
+    ),
+    (
+        "googlemail.com",
+        "_spf.google.com",
+        "In the Google Admin console: Apps > Google Workspace > Gmail > Authenticate email, generate a key (selector google) and publish it.",
+    ),
+    (
+        "office365.com",
+        "spf.protection.outlook.com",
+        "In Microsoft Defender: Email authentication settings > DKIM, publish the two CNAMEs selector1 and selector2 it shows, then enable signing.",
+    ),
+    (
+        "outlook.com",
+        "spf.protection.outlook.com",
+        "In Microsoft Defender: Email authentication settings > DKIM, publish the two CNAMEs selector1 and selector2 it shows, then enable signing.",
+    ),
+    (
+        "zoho.com",
+        "zoho.com",
+        "In Zoho Mail Admin: Domains > Email configuration > DKIM, add a selector and publish the key it shows.",
+    ),
+    (
+        "sendgrid.net",
+        "sendgrid.net",
+        "In SendGrid: Settings > Sender Authentication, authenticate the domain and publish the CNAMEs it shows (s1, s2).",
+    ),
+    (
+        "mailgun.org",
+        "mailgun.org",
+        "In Mailgun: Domains > DNS records, publish the DKIM TXT record it shows.",
+    ),
+    (
+        "amazonaws.com",
+        "amazonses.com",
+        "In Amazon SES: Verified identities > the domain > Easy DKIM, publish the three CNAMEs it shows.",
+    ),
+    (
+        "messagingengine.com",
+        "spf.messagingengine.com",
+        "In Fastmail: Settings > Domains, publish the fm1, fm2 and fm3 CNAMEs it shows.",
+    ),
 ];
 
 fn provider(smtp_host: &str) -> Option<(&'static str, &'static str)> {
@@ -180,7 +216,9 @@ fn dmarc(domain: &str, auth: &AuthReport) -> RecordSnippet {
         _ => (
             format!("v=DMARC1; p=none; rua={report_to}; adkim=r; aspf=r"),
             false,
-            format!("Start with p=none to collect reports at {report_to} (create that mailbox), then move to quarantine after a few weeks of clean reports."),
+            format!(
+                "Start with p=none to collect reports at {report_to} (create that mailbox), then move to quarantine after a few weeks of clean reports."
+            ),
         ),
     };
     RecordSnippet {
@@ -194,7 +232,12 @@ fn dmarc(domain: &str, auth: &AuthReport) -> RecordSnippet {
 }
 
 /// The guide for `domain` from its current records.
-pub fn guide(domain: &str, from_email: &str, smtp_host: Option<&str>, auth: &AuthReport) -> DnsGuide {
+pub fn guide(
+    domain: &str,
+    from_email: &str,
+    smtp_host: Option<&str>,
+    auth: &AuthReport,
+) -> DnsGuide {
     DnsGuide {
         domain: domain.to_string(),
         from_email: from_email.to_string(),

@@ -41,7 +41,9 @@ async fn dashboard(
     caller: Caller,
     Path(sequence_id): Path<i64>,
 ) -> ApiResult<Json<WarmupDashboard>> {
-    Ok(Json(service::dashboard(&state, &caller, sequence_id).await?))
+    Ok(Json(
+        service::dashboard(&state, &caller, sequence_id).await?,
+    ))
 }
 
 /// Applies a preset (conservative, moderate, aggressive) or marks the values custom.
@@ -60,7 +62,9 @@ async fn preset(
     Path(sequence_id): Path<i64>,
     Json(body): Json<PresetInput>,
 ) -> ApiResult<Json<WarmupSettings>> {
-    Ok(Json(service::preset(&state, &caller, sequence_id, body).await?))
+    Ok(Json(
+        service::preset(&state, &caller, sequence_id, body).await?,
+    ))
 }
 
 /// Sets start volume, increment or daily limit; the preset becomes custom.
@@ -79,7 +83,9 @@ async fn adjust(
     Path(sequence_id): Path<i64>,
     Json(body): Json<AdjustInput>,
 ) -> ApiResult<Json<WarmupSettings>> {
-    Ok(Json(service::adjust(&state, &caller, sequence_id, body).await?))
+    Ok(Json(
+        service::adjust(&state, &caller, sequence_id, body).await?,
+    ))
 }
 
 /// Freezes the ramp (warmup off, pause stamped).
@@ -197,5 +203,7 @@ async fn deliverability(
     caller: Caller,
     Path(sequence_id): Path<i64>,
 ) -> ApiResult<Json<SequenceDeliverability>> {
-    Ok(Json(checks::deliverability(&state, &caller, sequence_id).await?))
+    Ok(Json(
+        checks::deliverability(&state, &caller, sequence_id).await?,
+    ))
 }

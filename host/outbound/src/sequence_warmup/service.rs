@@ -164,12 +164,14 @@ pub async fn preset(
     let s = owned(state, caller, id).await?;
     let name = input.preset.trim().to_lowercase();
     let volumes = if name == "custom" {
-        (s.warmup_start_volume, s.warmup_increment, s.daily_send_limit)
+        (
+            s.warmup_start_volume,
+            s.warmup_increment,
+            s.daily_send_limit,
+        )
     } else {
-        let (_, start, inc, limit) = PRESETS
-            .into_iter()
-            .find(|p| p.0 == name)
-            .ok_or_else(|| {
+        let (_, start, inc, limit) =
+            PRESETS.into_iter().find(|p| p.0 == name).ok_or_else(|| {
                 ApiError::bad_request(format!(
                     "preset must be one of: {}",
                     PRESET_NAMES.join(", ")
@@ -177,8 +179,15 @@ pub async fn preset(
             })?;
         (start, inc, limit)
     };
-    if !store::set_volumes(&state.db, s.account_id, s.id, volumes, &name, state.clock.now_ms())
-        .await?
+    if !store::set_volumes(
+        &state.db,
+        s.account_id,
+        s.id,
+        volumes,
+        &name,
+        state.clock.now_ms(),
+    )
+    .await?
     {
         return Err(ApiError::not_found("Sequence"));
     }
@@ -217,15 +226,27 @@ pub async fn adjust(
         None => s.daily_send_limit,
     };
     let volumes = (start, inc, limit);
-    if !store::set_volumes(&state.db, s.account_id, s.id, volumes, "custom", state.clock.now_ms())
-        .await?
+    if !store::set_volumes(
+        &state.db,
+        s.account_id,
+        s.id,
+        volumes,
+        "custom",
+        state.clock.now_ms(),
+    )
+    .await?
     {
         return Err(ApiError::not_found("Sequence"));
     }
     Ok(settings("Warmup adjusted".into(), volumes, "custom"))
 }
 
-async fn state_of(state: &AppState, caller: &Caller, id: i64, message: String) -> ApiResult<WarmupState> {
+async fn state_of(
+    state: &AppState,
+    caller: &Caller,
+    id: i64,
+    message: String,
+) -> ApiResult<WarmupState> {
     let s = owned(state, caller, id).await?;
     let now = state.clock.now_ms();
     let ramp = ramp_of(&s);

@@ -237,13 +237,7 @@ pub async fn cached(db: &Db, key: &str, now: i64) -> sqlx::Result<Option<String>
 
 /// Stores a check's body until `expires_at`, replacing an older one (two
 /// servers checking at once both write; either answer is as good).
-pub async fn cache(
-    db: &Db,
-    key: &str,
-    body: &str,
-    now: i64,
-    expires_at: i64,
-) -> sqlx::Result<()> {
+pub async fn cache(db: &Db, key: &str, body: &str, now: i64, expires_at: i64) -> sqlx::Result<()> {
     sqlx::query(
         "INSERT INTO dns_check_cache (cache_key, body, checked_at, expires_at) \
          VALUES ($1, $2, $3, $4) ON CONFLICT (cache_key) DO UPDATE SET \

@@ -145,10 +145,10 @@ impl EngineSettings {
             let date = today + Duration::days(offset);
             for time in starts.iter().flatten() {
                 let naive = date.and_time(*time);
-                let local = zone
-                    .from_local_datetime(&naive)
-                    .earliest()
-                    .or_else(|| zone.from_local_datetime(&(naive + Duration::hours(1))).earliest());
+                let local = zone.from_local_datetime(&naive).earliest().or_else(|| {
+                    zone.from_local_datetime(&(naive + Duration::hours(1)))
+                        .earliest()
+                });
                 let Some(candidate) = local.map(|l| l.with_timezone(&Utc)) else {
                     continue;
                 };
@@ -321,7 +321,10 @@ mod tests {
             (json!({"send_window": {"start": "9am"}}), "HH:MM"),
             (json!({"send_window": {"days": ["funday"]}}), "days"),
             (json!({"send_window": {"days": []}}), "days"),
-            (json!({"quiet_hours": {"start": "22:00"}}), "quiet_hours.end"),
+            (
+                json!({"quiet_hours": {"start": "22:00"}}),
+                "quiet_hours.end",
+            ),
         ] {
             let e = parse(&bad).unwrap_err();
             assert!(e.contains(needle), "{bad}: {e}");

@@ -233,7 +233,12 @@ async fn positions_stay_contiguous_through_inserts_moves_and_deletes() {
     )
     .await;
     let r = app
-        .call("PUT", &put(mail), Some(key), Some(json!({"body_html": null})))
+        .call(
+            "PUT",
+            &put(mail),
+            Some(key),
+            Some(json!({"body_html": null})),
+        )
         .await;
     assert_eq!(r.status.as_u16(), 400);
     let r = app

@@ -31,7 +31,9 @@ async fn list_tasks(
     Path(sequence_id): Path<i64>,
     Query(q): Query<TaskQuery>,
 ) -> ApiResult<Json<TaskList>> {
-    Ok(Json(service::list(&state, &caller, sequence_id, None, q).await?))
+    Ok(Json(
+        service::list(&state, &caller, sequence_id, None, q).await?,
+    ))
 }
 
 /// One enrollment's tasks.

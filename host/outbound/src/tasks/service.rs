@@ -139,8 +139,14 @@ pub async fn complete(
     body: CompleteTask,
 ) -> ApiResult<Task> {
     let sequence = owned(state, caller, sequence_id).await?;
-    if body.notes.as_ref().is_some_and(|n| n.chars().count() > 2000) {
-        return Err(ApiError::bad_request("notes must be at most 2000 characters"));
+    if body
+        .notes
+        .as_ref()
+        .is_some_and(|n| n.chars().count() > 2000)
+    {
+        return Err(ApiError::bad_request(
+            "notes must be at most 2000 characters",
+        ));
     }
     let now = state.clock.now_ms();
     let done = sqlx::query(

@@ -113,10 +113,11 @@ pub async fn test_send(
     };
     let (step, rendered) = render_for(state, caller, &sequence, request).await?;
     let server = connection(state, caller.account_id, send_account_id).await?;
-    let from_email = crate::send_accounts::store::get(&state.db, caller.account_id, send_account_id)
-        .await?
-        .map(|a| a.email)
-        .ok_or_else(|| ApiError::not_found("Send account"))?;
+    let from_email =
+        crate::send_accounts::store::get(&state.db, caller.account_id, send_account_id)
+            .await?
+            .map(|a| a.email)
+            .ok_or_else(|| ApiError::not_found("Send account"))?;
     let domain = from_email.rsplit_once('@').map_or("localhost", |(_, d)| d);
     let message_id = format!("otr.test.{}@{domain}", uuid::Uuid::new_v4().simple());
     let subject = subject_line(&rendered.subject, None);
@@ -150,14 +151,26 @@ pub async fn test_send(
         next_delay_ms: None,
     };
     let date = std::time::SystemTime::from(ms_to_datetime(state.clock.now_ms()));
-    let message = build(&job, &subject, &rendered.body_html, &rendered.body_text, None, date)
-        .map_err(ApiError::bad_request)?;
-    let mut conn = connect_smtp(&state.outbound, &server.smtp, server.encryption, SMTP_TIMEOUT)
-        .await
-        .map_err(|e| match e {
-            MailError::Blocked(m) => ApiError::bad_request(m),
-            MailError::Failed(m) => ApiError::Unprocessable(format!("Test send failed: {m}")),
-        })?;
+    let message = build(
+        &job,
+        &subject,
+        &rendered.body_html,
+        &rendered.body_text,
+        None,
+        date,
+    )
+    .map_err(ApiError::bad_request)?;
+    let mut conn = connect_smtp(
+        &state.outbound,
+        &server.smtp,
+        server.encryption,
+        SMTP_TIMEOUT,
+    )
+    .await
+    .map_err(|e| match e {
+        MailError::Blocked(m) => ApiError::bad_request(m),
+        MailError::Failed(m) => ApiError::Unprocessable(format!("Test send failed: {m}")),
+    })?;
     let result = transaction(&mut conn, message.envelope(), &message.formatted()).await;
     let _ = conn.quit().await;
     match result {
@@ -169,8 +182,8 @@ pub async fn test_send(
             send_account_id,
             missing_tokens: rendered.missing_tokens,
         }),
-        SmtpResult::Bounced(m) | SmtpResult::Deferred(m) | SmtpResult::AccountFailed(m) => Err(
-            ApiError::Unprocessable(format!("Test send failed: {m}")),
-        ),
+        SmtpResult::Bounced(m) | SmtpResult::Deferred(m) | SmtpResult::AccountFailed(m) => {
+            Err(ApiError::Unprocessable(format!("Test send failed: {m}")))
+        }
     }
 }

@@ -62,7 +62,10 @@ pub async fn sending_sequence(
 pub fn publish_acme(dns: &TestDns) {
     dns.txt("acme.io", "google-site-verification=abc");
     dns.txt("acme.io", "v=spf1 include:_spf.google.com ~all");
-    dns.txt("_dmarc.acme.io", "v=DMARC1; p=quarantine; rua=mailto:dmarc@acme.io");
+    dns.txt(
+        "_dmarc.acme.io",
+        "v=DMARC1; p=quarantine; rua=mailto:dmarc@acme.io",
+    );
     dns.txt(
         "google._domainkey.acme.io",
         "v=DKIM1; k=rsa; p=MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAx",
@@ -72,5 +75,8 @@ pub fn publish_acme(dns: &TestDns) {
     dns.a("acme.io", Ipv4Addr::new(198, 51, 100, 7));
     dns.a("10.2.0.192.zen.spamhaus.org", Ipv4Addr::new(127, 0, 0, 4));
     dns.a("acme.io.dbl.spamhaus.org", Ipv4Addr::new(127, 0, 1, 2));
-    dns.a("10.2.0.192.b.barracudacentral.org", Ipv4Addr::new(127, 0, 0, 1));
+    dns.a(
+        "10.2.0.192.b.barracudacentral.org",
+        Ipv4Addr::new(127, 0, 0, 1),
+    );
 }
