@@ -57,7 +57,7 @@ run_engine() {
     export OUTREACH_DATA_DIR="$WORK/data"
     export OUTREACH_LISTEN="127.0.0.1:0"
     export OUTREACH_METRICS_LISTEN="127.0.0.1:0"
-    export OUTREACH_LOG=warn
+    export OUTREACH_LOG="${BENCH_LOG:-warn}"
     export OUTREACH_UNSAFE_OUTBOUND_ALLOW_LOOPBACK=true
     export OUTREACH_PUBLIC_BASE_URL="https://links.example.net"
     unset OUTREACH_DATABASE_URL OUTREACH_CONFIG || true
@@ -109,6 +109,7 @@ secs = time.time() - start
 hwm = next(l.split()[1] for l in open(f"/proc/{pid}/status") if l.startswith("VmHWM"))
 print(secs, 0, hwm)
 PY
+    [ -n "${BENCH_KEEP_LOG:-}" ] && cp "$WORK/stderr" "$BENCH_KEEP_LOG"
     kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=""
 }
 
@@ -116,7 +117,10 @@ PY
 # the same step and contact data to a second smtp-sink that dumps to files.
 measure_size() {
     local dump_port=$((SINK_PORT + 1)) dump_pid
-    smtp-sink -u nobody -d "$WORK/dump/%M." "127.0.0.1:$dump_port" 16 >/dev/null 2>&1 &
+    # smtp-sink writes as nobody, which cannot enter $WORK.
+    local dump
+    dump="$(mktemp -d)" && chmod 777 "$dump"
+    smtp-sink -u nobody -d "$dump/%M." "127.0.0.1:$dump_port" 16 >/dev/null 2>&1 &
     dump_pid=$!
     sleep 0.3
     rm -rf "$WORK/data"
@@ -143,7 +147,8 @@ measure_size() {
     kill "$dump_pid"; wait "$dump_pid" 2>/dev/null || true
     # The test-send has no tracking links or unsubscribe footer; the real
     # sends add about 400 bytes of them.
-    echo $(( $(cat "$WORK"/dump/* | wc -c) + 400 ))
+    echo $(( $(cat "$dump"/* | wc -c) + 400 ))
+    rm -rf "$dump"
 }
 SIZE="${BENCH_MESSAGE_BYTES:-$(measure_size)}"
 SESSIONS=$(( (MESSAGES + PER_SEQUENCE - 1) / PER_SEQUENCE * LANES ))

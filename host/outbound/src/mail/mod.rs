@@ -122,7 +122,7 @@ async fn connect(
     protocol: &str,
     timeout: Duration,
 ) -> Result<TcpStream, MailError> {
-    outreach_ssrf::connect_checked(policy, &server.host, server.port, timeout)
+    let tcp = outreach_ssrf::connect_checked(policy, &server.host, server.port, timeout)
         .await
         .map_err(|e| match e {
             GuardError::Blocked(_) => MailError::Blocked(e.to_string()),
@@ -136,7 +136,12 @@ async fn connect(
                 "Could not connect to {protocol} server {}:{}: {other}",
                 server.host, server.port
             )),
-        })
+        })?;
+    // SMTP and IMAP are request and answer in small writes (the end of a
+    // message's data, then its dot): Nagle's algorithm would hold each
+    // second write until the peer's delayed acknowledgement.
+    let _ = tcp.set_nodelay(true);
+    Ok(tcp)
 }
 
 /// Runs a whole exchange under one deadline, so a server that accepts the

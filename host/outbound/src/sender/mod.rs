@@ -62,18 +62,25 @@ pub struct Sender {
     pub recorder: record::Recorder,
     /// Wakes the loop when enrollments became due now (enroll, resume).
     pub wake: Arc<Notify>,
+    /// On SQLite, the plan and the recorder take turns here before they
+    /// begin a write transaction: queueing in the process is fair and
+    /// immediate, while two writers meeting in SQLite wait in its busy
+    /// handler's sleeps (up to 100 ms each).
+    pub write_gate: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Sender {
     pub fn new(state: &AppState) -> Sender {
+        let write_gate = Arc::new(tokio::sync::Mutex::new(()));
         Sender {
             owner: format!("sender-{}", uuid::Uuid::new_v4().simple()).into(),
             lease_ms: state.config.sender_lease_secs as i64 * 1000,
             tracking: TrackingKey::new(&state.secrets),
             message_id_key: state.secrets.derive("message-id"),
             lanes: lanes::Lanes::default(),
-            recorder: record::Recorder::start(state.db.clone()),
+            recorder: record::Recorder::start(state.db.clone(), write_gate.clone()),
             wake: Arc::new(Notify::new()),
+            write_gate,
         }
     }
 

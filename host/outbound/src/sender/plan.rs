@@ -106,6 +106,10 @@ pub async fn claim_and_plan(state: &AppState, limit: i64) -> anyhow::Result<Plan
     let sender = state.ext::<Sender>();
     let now = state.clock.now_ms();
     let backend = state.db.backend;
+    let _gate = match backend {
+        Backend::Sqlite => Some(sender.write_gate.lock().await),
+        Backend::Postgres => None,
+    };
     let mut tx = state.db.pool.begin().await?;
     let claimed = store::claim(
         &mut tx,
@@ -198,7 +202,13 @@ async fn load(
     Ok(Batch {
         sent_today: store::sent_on_day(conn, &sequence_ids, today).await?,
         mailboxes: store::mailboxes(conn, backend, &account_ids, today).await?,
-        bounces: store::recent_bounces(conn, &account_ids, now - BOUNCE_WINDOW_MS).await?,
+        // Only pool rotation reads bounce rates.
+        bounces: if pools.is_empty() {
+            HashMap::new()
+        } else {
+            let pooled: Vec<i64> = pools.values().flatten().map(|p| p.send_account_id).collect();
+            store::recent_bounces(conn, &pooled, now - BOUNCE_WINDOW_MS).await?
+        },
         messages: store::messages_of(conn, &enrollment_ids).await?,
         engagement: if conditions {
             store::engagement_of(conn, &enrollment_ids).await?

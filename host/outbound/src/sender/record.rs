@@ -6,7 +6,8 @@
 //!
 //! - Delivered (250): the message becomes `sent`, `sent` and `delivered`
 //!   events are recorded and the enrollment moves to its next step, due the
-//!   next step's delays after the send.
+//!   next step's delays after the send, or is `completed` (with
+//!   `sequence.completed`) when the step was its last.
 //! - Bounced (a permanent refusal of the recipient or the message): `sent`
 //!   and `bounced` events, the enrollment `bounced`, the address suppressed
 //!   (reason bounce), `sequence.bounced`, and the bounce-rate auto-pause.
@@ -76,9 +77,9 @@ pub struct Recorder {
 
 impl Recorder {
     /// Starts the writer task on `db`.
-    pub fn start(db: Db) -> Recorder {
+    pub fn start(db: Db, write_gate: std::sync::Arc<tokio::sync::Mutex<()>>) -> Recorder {
         let (tx, rx) = mpsc::channel(4096);
-        tokio::spawn(writer(db, rx));
+        tokio::spawn(writer(db, rx, write_gate));
         Recorder { tx }
     }
 
@@ -91,8 +92,17 @@ impl Recorder {
     }
 }
 
-async fn writer(db: Db, mut rx: mpsc::Receiver<Pending>) {
+async fn writer(
+    db: Db,
+    mut rx: mpsc::Receiver<Pending>,
+    write_gate: std::sync::Arc<tokio::sync::Mutex<()>>,
+) {
     while let Some(first) = rx.recv().await {
+        // Answers that arrive while the gate is taken join this batch.
+        let gate = match db.backend {
+            Backend::Sqlite => Some(write_gate.lock().await),
+            Backend::Postgres => None,
+        };
         let mut batch = vec![first];
         while batch.len() < BATCH {
             match rx.try_recv() {
@@ -104,7 +114,10 @@ async fn writer(db: Db, mut rx: mpsc::Receiver<Pending>) {
         // A failed write is retried: giving up would resend delivered mail
         // once the leases run out.
         for attempt in 0..5u32 {
-            match write(&db, &outcomes).await {
+            let started = std::time::Instant::now();
+            let result = write(&db, &outcomes).await;
+            tracing::debug!(batch = outcomes.len(), ms = started.elapsed().as_secs_f64() * 1e3, "recorded sends");
+            match result {
                 Ok(()) => break,
                 Err(e) => {
                     tracing::error!(error = %e, attempt, "recording sends failed");
@@ -112,6 +125,7 @@ async fn writer(db: Db, mut rx: mpsc::Receiver<Pending>) {
                 }
             }
         }
+        drop(gate);
         for (_, done) in batch {
             let _ = done.send(());
         }
@@ -226,25 +240,57 @@ async fn record_delivered(
     }
     q.execute(&mut *conn).await?;
 
-    // The next step falls due its delays after this send; without one, now
-    // (the next pass completes the enrollment).
-    let sql = format!(
-        "WITH v(id, at, next_at) AS (VALUES {}) \
-         UPDATE enrollments SET current_step = current_step + 1, last_step_at = v.at, \
-             next_send_at = v.next_at, lease_owner = NULL, lease_until = NULL, updated_at = v.at \
-         FROM v WHERE enrollments.id = v.id",
-        typed_value_rows(backend, fresh.len(), &["BIGINT", "BIGINT", "BIGINT"])
-    );
-    let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
-    for o in &fresh {
-        q = q
-            .bind(o.enrollment_id)
-            .bind(o.at)
-            .bind(o.at + o.next_delay_ms.unwrap_or(0));
+    // The next step falls due its delays after this send. After the last
+    // step the enrollment is completed here, with its outbox event, rather
+    // than by another plan.
+    let (last, more): (Vec<&&&Outcome>, Vec<&&&Outcome>) =
+        fresh.iter().partition(|o| o.next_delay_ms.is_none());
+    if !more.is_empty() {
+        let sql = format!(
+            "WITH v(id, at, next_at) AS (VALUES {}) \
+             UPDATE enrollments SET current_step = current_step + 1, last_step_at = v.at, \
+                 next_send_at = v.next_at, lease_owner = NULL, lease_until = NULL, \
+                 updated_at = v.at \
+             FROM v WHERE enrollments.id = v.id",
+            typed_value_rows(backend, more.len(), &["BIGINT", "BIGINT", "BIGINT"])
+        );
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for o in &more {
+            q = q
+                .bind(o.enrollment_id)
+                .bind(o.at)
+                .bind(o.at + o.next_delay_ms.unwrap_or(0));
+        }
+        q.execute(&mut *conn).await?;
     }
-    q.execute(&mut *conn).await?;
+    if !last.is_empty() {
+        let ids: Vec<i64> = last.iter().map(|o| o.enrollment_id).collect();
+        let at = last.iter().map(|o| o.at).max().unwrap_or_default();
+        let sql = format!(
+            "UPDATE enrollments SET current_step = current_step + 1, last_step_at = $1, \
+                 next_send_at = NULL, lease_owner = NULL, lease_until = NULL, updated_at = $1, \
+                 status = CASE WHEN status IN ('active', 'paused') THEN 'completed' \
+                     ELSE status END \
+             WHERE id IN ({}) RETURNING id, status",
+            id_list(&ids)
+        );
+        let completed: BTreeSet<i64> = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(at)
+            .fetch_all(&mut *conn)
+            .await?
+            .iter()
+            .filter(|r| r.try_get::<String, _>(1).is_ok_and(|s| s == "completed"))
+            .map(|r| r.try_get::<i64, _>(0))
+            .collect::<sqlx::Result<_>>()?;
+        for o in last.iter().filter(|o| completed.contains(&o.enrollment_id)) {
+            let data = json!({"sequence_id": o.sequence_id, "enrollment_id": o.enrollment_id,
+                "email": o.to_email});
+            events::record(conn, o.account_id, EventType::SequenceCompleted, &data, o.at).await?;
+        }
+    }
 
-    // A delivery proves the mailbox works again.
+    // A delivery proves the mailbox works again; its activity time moves
+    // at most once a minute (a write per batch would cost more than it says).
     let mut accounts: Vec<i64> = fresh.iter().map(|o| o.send_account_id).collect();
     accounts.sort_unstable();
     accounts.dedup();
@@ -252,11 +298,14 @@ async fn record_delivered(
     let sql = format!(
         "UPDATE send_accounts SET last_activity_at = $1, \
              status = CASE WHEN status = 'error' THEN 'active' ELSE status END, \
-             last_error = NULL WHERE id IN ({})",
+             last_error = NULL \
+         WHERE id IN ({}) AND (status = 'error' OR last_activity_at IS NULL \
+             OR last_activity_at < $2)",
         id_list(&accounts)
     );
     sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(at)
+        .bind(at - 60_000)
         .execute(&mut *conn)
         .await?;
     Ok(())

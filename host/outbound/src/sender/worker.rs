@@ -37,10 +37,12 @@ pub async fn run(state: AppState) {
         }
         let free = slots.available_permits() as i64;
         let span = tracing::info_span!("job", name = "sender.plan");
-        let plan = match claim_and_plan(&state, free.min(CLAIM_BATCH))
+        let started = std::time::Instant::now();
+        let planned = claim_and_plan(&state, free.min(CLAIM_BATCH))
             .instrument(span)
-            .await
-        {
+            .await;
+        tracing::debug!(ms = started.elapsed().as_secs_f64() * 1e3, free, "planned sends");
+        let plan = match planned {
             Ok(p) => p,
             Err(e) => {
                 tracing::error!(error = %e, "planning sends failed");
