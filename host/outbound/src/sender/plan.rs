@@ -206,7 +206,11 @@ async fn load(
         bounces: if pools.is_empty() {
             HashMap::new()
         } else {
-            let pooled: Vec<i64> = pools.values().flatten().map(|p| p.send_account_id).collect();
+            let pooled: Vec<i64> = pools
+                .values()
+                .flatten()
+                .map(|p| p.send_account_id)
+                .collect();
             store::recent_bounces(conn, &pooled, now - BOUNCE_WINDOW_MS).await?
         },
         messages: store::messages_of(conn, &enrollment_ids).await?,

@@ -116,7 +116,11 @@ async fn writer(
         for attempt in 0..5u32 {
             let started = std::time::Instant::now();
             let result = write(&db, &outcomes).await;
-            tracing::debug!(batch = outcomes.len(), ms = started.elapsed().as_secs_f64() * 1e3, "recorded sends");
+            tracing::debug!(
+                batch = outcomes.len(),
+                ms = started.elapsed().as_secs_f64() * 1e3,
+                "recorded sends"
+            );
             match result {
                 Ok(()) => break,
                 Err(e) => {
@@ -285,7 +289,14 @@ async fn record_delivered(
         for o in last.iter().filter(|o| completed.contains(&o.enrollment_id)) {
             let data = json!({"sequence_id": o.sequence_id, "enrollment_id": o.enrollment_id,
                 "email": o.to_email});
-            events::record(conn, o.account_id, EventType::SequenceCompleted, &data, o.at).await?;
+            events::record(
+                conn,
+                o.account_id,
+                EventType::SequenceCompleted,
+                &data,
+                o.at,
+            )
+            .await?;
         }
     }
 

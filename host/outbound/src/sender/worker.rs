@@ -41,7 +41,11 @@ pub async fn run(state: AppState) {
         let planned = claim_and_plan(&state, free.min(CLAIM_BATCH))
             .instrument(span)
             .await;
-        tracing::debug!(ms = started.elapsed().as_secs_f64() * 1e3, free, "planned sends");
+        tracing::debug!(
+            ms = started.elapsed().as_secs_f64() * 1e3,
+            free,
+            "planned sends"
+        );
         let plan = match planned {
             Ok(p) => p,
             Err(e) => {
