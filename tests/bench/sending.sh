@@ -12,7 +12,7 @@
 #
 # The engine's messages go out from SEQUENCES sequences of 10,000 contacts
 # (the spec's largest daily_send_limit), each with its own send account, and
-# so over 4 connections per account (LANES_PER_ACCOUNT); smtp-source gets the
+# so over BENCH_CONNECTIONS (4) connections per account; smtp-source gets the
 # same number of sessions. Needs tests/support/mail.sh's Dovecot (connecting
 # a send account tests IMAP too). Environment: BENCH_MESSAGES, BENCH_BIG
 # (0 skips P8), BENCH_ENFORCE (0 only reports), OUTREACH_BIN, CARGO_TARGET_DIR.
@@ -23,7 +23,10 @@ MESSAGES="${BENCH_MESSAGES:-20000}"
 BIG="${BENCH_BIG:-100000}"
 ENFORCE="${BENCH_ENFORCE:-1}"
 PER_SEQUENCE=10000
-LANES=4
+# SMTP connections per send account (the server's
+# sender_connections_per_account); smtp-source gets as many sessions in all.
+LANES="${BENCH_CONNECTIONS:-4}"
+export OUTREACH_SENDER_CONNECTIONS_PER_ACCOUNT="$LANES"
 SINK_PORT=12625
 # One personalised step: tokens in the subject and body, two tracked links.
 STEP='{"subject": "{{first_name}}, a question about {{company}}",

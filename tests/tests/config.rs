@@ -26,6 +26,8 @@ fn print_default_is_valid_toml_with_every_setting() {
         "unsafe_plugins_allow_loopback",
         "vendor_base_urls",
         "dns_nameservers",
+        "sender_lease_secs",
+        "sender_connections_per_account",
     ] {
         assert!(parsed.contains_key(key), "{key} missing from print-default");
     }

@@ -69,6 +69,10 @@ pub struct Config {
     /// seconds: a server that dies leaves its claimed sends for this long
     /// before another server takes them. Longer than any SMTP transaction.
     pub sender_lease_secs: u64,
+    /// SMTP connections the sequence sender keeps open per send account
+    /// (1-50). Hosted mailboxes limit concurrent sessions per user (about
+    /// ten at the large providers); own servers allow more.
+    pub sender_connections_per_account: u64,
     pub smtp: SmtpConfig,
     /// Raw requests kept per account for recent activity (at least 10);
     /// older raw rows are deleted, their counts live on in the rollups.
@@ -119,6 +123,7 @@ impl Default for Config {
             offer_example_vendors: false,
             dns_nameservers: Vec::new(),
             sender_lease_secs: 300,
+            sender_connections_per_account: 4,
             smtp: SmtpConfig {
                 port: 587,
                 security: "starttls".into(),
@@ -227,6 +232,10 @@ impl Config {
         if let Some(v) = get("OUTREACH_SENDER_LEASE_SECS") {
             self.sender_lease_secs = parse("OUTREACH_SENDER_LEASE_SECS", v)?;
         }
+        if let Some(v) = get("OUTREACH_SENDER_CONNECTIONS_PER_ACCOUNT") {
+            self.sender_connections_per_account =
+                parse("OUTREACH_SENDER_CONNECTIONS_PER_ACCOUNT", v)?;
+        }
         if let Some(v) = get("OUTREACH_SMTP_HOST") {
             self.smtp.host = v;
         }
@@ -283,6 +292,10 @@ impl Config {
         anyhow::ensure!(
             self.sender_lease_secs >= 1,
             "sender_lease_secs must be at least 1"
+        );
+        anyhow::ensure!(
+            (1..=50).contains(&self.sender_connections_per_account),
+            "sender_connections_per_account must be 1-50"
         );
         for proxy in &self.trusted_proxies {
             crate::http::client_ip::parse_net(proxy)
@@ -450,6 +463,12 @@ dns_nameservers = []
 # transaction (the sender gives each SMTP command 30 s). Environment:
 # OUTREACH_SENDER_LEASE_SECS.
 sender_lease_secs = 300
+
+# SMTP connections the sequence sender keeps open per send account, 1-50.
+# Hosted mailboxes limit concurrent sessions per user (about ten at the large
+# providers); a server of your own may allow more. Environment:
+# OUTREACH_SENDER_CONNECTIONS_PER_ACCOUNT.
+sender_connections_per_account = 4
 
 # Base-URL overrides for vendor adapters, by vendor identifier, for example
 # openai = "https://my-gateway.example.com". Without an entry an adapter uses

@@ -1,4 +1,5 @@
-//! SMTP delivery: per send account, up to [`LANES_PER_ACCOUNT`] lanes, each
+//! SMTP delivery: per send account, up to `sender_connections_per_account`
+//! (configuration, default 4) lanes, each
 //! a task holding one authenticated connection (from `mail::connect_smtp`,
 //! so every socket passes the outbound policy) that carries message after
 //! message. lettre's own pool dials by itself, which would bypass the SSRF
@@ -29,11 +30,6 @@ use super::record::{Outcome, SmtpResult};
 use crate::mail::{MailError, connect_smtp};
 use crate::send_accounts::service::connection;
 use outreach_core::state::AppState;
-
-/// Connections per send account. Hosted mailboxes limit concurrent SMTP
-/// sessions per user (about ten at the large providers); four keeps well
-/// under that while filling a loopback link.
-pub const LANES_PER_ACCOUNT: usize = 4;
 
 /// One SMTP command, or connecting with authentication.
 pub const SMTP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -68,14 +64,15 @@ struct AccountLanes {
 
 impl Lanes {
     /// Queues `d` on its send account's lanes, opening a lane when none is
-    /// free and fewer than [`LANES_PER_ACCOUNT`] run.
+    /// free and fewer than `sender_connections_per_account` run.
     pub async fn deliver(&self, state: &AppState, d: Delivery) {
         let send_account_id = d.outcome.send_account_id;
         let lanes = {
             let mut map = self.accounts.lock().expect("lanes lock");
             map.entry(send_account_id)
                 .or_insert_with(|| {
-                    let (tx, rx) = async_channel::bounded(LANES_PER_ACCOUNT * 8);
+                    let lanes = state.config.sender_connections_per_account as usize;
+                    let (tx, rx) = async_channel::bounded(lanes * 8);
                     AccountLanes {
                         tx,
                         rx,
@@ -96,7 +93,7 @@ fn open_lane(state: &AppState, send_account_id: i64, lanes: &AccountLanes) {
     let taken = lanes
         .running
         .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
-            (n < LANES_PER_ACCOUNT).then_some(n + 1)
+            (n < state.config.sender_connections_per_account as usize).then_some(n + 1)
         });
     if taken.is_err() {
         return;

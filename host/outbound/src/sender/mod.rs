@@ -12,8 +12,8 @@
 //!    deterministic Message-ID before anything leaves.
 //! 2. **Render and compose** (`compose.rs`): the rendering engine, tracking
 //!    links, threading and unsubscribe headers, HTML and plain text.
-//! 3. **Deliver** (`lanes.rs`): up to [`lanes::LANES_PER_ACCOUNT`] SMTP
-//!    connections per send account, several messages each.
+//! 3. **Deliver** (`lanes.rs`): up to `sender_connections_per_account` SMTP
+//!    connections per send account (default 4), several messages each.
 //! 4. **Record** (`record.rs`): each SMTP answer is written (message status,
 //!    `sent` and `delivered` events, the enrollment's next step) before its
 //!    connection carries the next message, in group commits.

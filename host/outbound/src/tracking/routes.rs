@@ -120,11 +120,20 @@ async fn unsubscribe_page(
     ))
 }
 
+/// The RFC 8058 form body, as documented; the handler accepts any body.
+#[derive(serde::Deserialize, utoipa::ToSchema)]
+#[allow(dead_code)]
+struct OneClickUnsubscribe {
+    /// `One-Click`.
+    #[serde(rename = "List-Unsubscribe")]
+    list_unsubscribe: Option<String>,
+}
+
 /// One-click unsubscribe (RFC 8058: mailbox providers POST
 /// `List-Unsubscribe=One-Click`; any body is accepted) and the page's form.
 #[utoipa::path(post, path = "/t/u/{token}", tag = "tracking", operation_id = "unsubscribe",
     params(("token" = String, Path, description = "Signed unsubscribe token")),
-    request_body(content = String, content_type = "application/x-www-form-urlencoded",
+    request_body(content = OneClickUnsubscribe, content_type = "application/x-www-form-urlencoded",
         description = "`List-Unsubscribe=One-Click` (optional)"),
     responses(
         (status = 200, description = "Unsubscribed (or the message is no longer on file): a short page", content_type = "text/html", body = String),
