@@ -98,6 +98,8 @@ struct Batch {
     rotation: HashMap<i64, usize>,
     /// Claimed enrollments whose address is suppressed, with the reason.
     suppressed: HashMap<i64, String>,
+    /// Message rows the walk planned, inserted together afterwards.
+    new_messages: Vec<store::NewMessage>,
     today: i64,
 }
 
@@ -134,6 +136,10 @@ pub async fn claim_and_plan(state: &AppState, limit: i64) -> anyhow::Result<Plan
         if let Some(job) = walk(&mut tx, sender, &mut batch, c, now).await? {
             plan.jobs.push(job);
         }
+    }
+    let ids = store::insert_messages(&mut tx, backend, &batch.new_messages).await?;
+    for job in plan.jobs.iter_mut().filter(|j| j.message_row_id == 0) {
+        job.message_row_id = ids.get(&job.enrollment_id).copied().unwrap_or_default();
     }
     // Counters reserved by this plan.
     let mut per_sequence: HashMap<i64, (i64, i64)> = HashMap::new();
@@ -221,6 +227,7 @@ async fn load(
         },
         rotation: HashMap::new(),
         suppressed: HashMap::new(),
+        new_messages: Vec::new(),
         sequences,
         steps,
         pools,
@@ -556,23 +563,21 @@ async fn plan_send(
                     let domain = from.rsplit_once('@').map_or("localhost", |(_, d)| d);
                     let message_id = sender.message_id(c.id, step.id, domain);
                     let variant = choose_variant(step, c.id).0;
-                    let id = store::insert_message(
-                        conn,
-                        &store::NewMessage {
-                            account_id: c.account_id,
-                            sequence_id: c.sequence_id,
-                            enrollment_id: c.id,
-                            step_id: step.id,
-                            step_position: step.position,
-                            send_account_id: mailbox,
-                            variant: variant.as_deref(),
-                            message_id: &message_id,
-                            to_email: &c.contact_email,
-                            at: now,
-                        },
-                    )
-                    .await?;
-                    (id, message_id, mailbox, variant, Some(b.today))
+                    // Written with the batch's others after the walk; the
+                    // job's row id is filled in then.
+                    b.new_messages.push(store::NewMessage {
+                        account_id: c.account_id,
+                        sequence_id: c.sequence_id,
+                        enrollment_id: c.id,
+                        step_id: step.id,
+                        step_position: step.position,
+                        send_account_id: mailbox,
+                        variant: variant.clone(),
+                        message_id: message_id.clone(),
+                        to_email: c.contact_email.clone(),
+                        at: now,
+                    });
+                    (0, message_id, mailbox, variant, Some(b.today))
                 }
             }
         }

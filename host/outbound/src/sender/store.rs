@@ -346,37 +346,56 @@ pub async fn engagement_of(
 }
 
 /// A new message row, written before the SMTP transaction.
-pub struct NewMessage<'a> {
+#[derive(Debug, Clone)]
+pub struct NewMessage {
     pub account_id: i64,
     pub sequence_id: i64,
     pub enrollment_id: i64,
     pub step_id: i64,
     pub step_position: i64,
     pub send_account_id: i64,
-    pub variant: Option<&'a str>,
-    pub message_id: &'a str,
-    pub to_email: &'a str,
+    pub variant: Option<String>,
+    pub message_id: String,
+    pub to_email: String,
     pub at: i64,
 }
 
-pub async fn insert_message(conn: &mut AnyConnection, m: &NewMessage<'_>) -> sqlx::Result<i64> {
-    sqlx::query_scalar(
-        "INSERT INTO sequence_messages (account_id, sequence_id, enrollment_id, step_id,
-             step_position, send_account_id, variant, message_id, to_email, status, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'sending', $10) RETURNING id",
-    )
-    .bind(m.account_id)
-    .bind(m.sequence_id)
-    .bind(m.enrollment_id)
-    .bind(m.step_id)
-    .bind(m.step_position)
-    .bind(m.send_account_id)
-    .bind(m.variant)
-    .bind(m.message_id)
-    .bind(m.to_email)
-    .bind(m.at)
-    .fetch_one(conn)
-    .await
+/// Inserts a plan's new message rows, a multi-row statement per 256;
+/// returns each row's id by enrollment (a plan makes one send per
+/// enrollment).
+pub async fn insert_messages(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    rows: &[NewMessage],
+) -> sqlx::Result<HashMap<i64, i64>> {
+    let mut ids = HashMap::with_capacity(rows.len());
+    for chunk in rows.chunks(256) {
+        let sql = format!(
+            "INSERT INTO sequence_messages (account_id, sequence_id, enrollment_id, step_id, \
+                 step_position, send_account_id, variant, message_id, to_email, status, \
+                 created_at) VALUES {} RETURNING id, enrollment_id",
+            outreach_core::store::value_rows(backend, chunk.len(), 11)
+        );
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for m in chunk {
+            q = q
+                .bind(m.account_id)
+                .bind(m.sequence_id)
+                .bind(m.enrollment_id)
+                .bind(m.step_id)
+                .bind(m.step_position)
+                .bind(m.send_account_id)
+                .bind(m.variant.clone())
+                .bind(m.message_id.clone())
+                .bind(m.to_email.clone())
+                .bind("sending")
+                .bind(m.at);
+        }
+        for r in q.fetch_all(&mut *conn).await? {
+            ids.insert(r.try_get::<i64, _>(1)?, r.try_get::<i64, _>(0)?);
+        }
+    }
+    Ok(ids)
 }
 
 /// A deferred message planned again, possibly on another mailbox of the pool.
