@@ -8,17 +8,28 @@ use outreach_core::testing::TestApp;
 /// A send account written straight to the store (no SMTP or IMAP test),
 /// for tests about sequences rather than connecting mailboxes.
 pub async fn insert_send_account(app: &TestApp, account_id: i64, email: &str) -> i64 {
+    let mut row = send_account_row(app, account_id, email);
+    row.display_name = Some("Seller".into());
+    row.daily_send_limit = 40;
+    store::insert(&app.state.db, &row, |_| "sealed".into())
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+/// A plain-SMTP, verified, active send account on loopback.
+fn send_account_row(app: &TestApp, account_id: i64, email: &str) -> SendAccountRow {
     let now = app.state.clock.now_ms();
-    let row = SendAccountRow {
+    SendAccountRow {
         id: 0,
         account_id,
         email: email.to_lowercase(),
-        display_name: Some("Seller".into()),
+        display_name: Some("Sam Seller".into()),
         provider: "smtp".into(),
         status: "active".into(),
         warmup_enabled: false,
         warmup_progress_pct: 0.0,
-        daily_send_limit: 40,
+        daily_send_limit: 1000,
         emails_sent_today: 0,
         sent_day: 0,
         smtp_host: "127.0.0.1".into(),
@@ -33,11 +44,7 @@ pub async fn insert_send_account(app: &TestApp, account_id: i64, email: &str) ->
         last_activity_at: None,
         created_at: now,
         updated_at: now,
-    };
-    store::insert(&app.state.db, &row, |_| "sealed".into())
-        .await
-        .unwrap()
-        .unwrap()
+    }
 }
 
 /// Creates a sequence and returns its id.
@@ -66,32 +73,8 @@ pub async fn insert_smtp_account(
     port: u16,
     password: &str,
 ) -> i64 {
-    let now = app.state.clock.now_ms();
-    let row = SendAccountRow {
-        id: 0,
-        account_id,
-        email: email.to_lowercase(),
-        display_name: Some("Sam Seller".into()),
-        provider: "smtp".into(),
-        status: "active".into(),
-        warmup_enabled: false,
-        warmup_progress_pct: 0.0,
-        daily_send_limit: 1000,
-        emails_sent_today: 0,
-        sent_day: 0,
-        smtp_host: "127.0.0.1".into(),
-        smtp_port: port as i64,
-        smtp_encryption: "none".into(),
-        imap_host: "127.0.0.1".into(),
-        imap_port: 143,
-        credentials: String::new(),
-        smtp_verified: true,
-        imap_verified: true,
-        connected_at: now,
-        last_activity_at: None,
-        created_at: now,
-        updated_at: now,
-    };
+    let mut row = send_account_row(app, account_id, email);
+    row.smtp_port = port as i64;
     let creds = serde_json::json!({"smtp_username": "seller", "smtp_password": password,
         "imap_username": "seller", "imap_password": password})
     .to_string();

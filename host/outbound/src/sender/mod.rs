@@ -36,7 +36,6 @@ mod tests;
 use std::sync::Arc;
 
 use hmac::{Hmac, Mac};
-use tokio::sync::Notify;
 
 use outreach_core::state::AppState;
 
@@ -60,8 +59,6 @@ pub struct Sender {
     message_id_key: [u8; 32],
     pub lanes: lanes::Lanes,
     pub recorder: record::Recorder,
-    /// Wakes the loop when enrollments became due now (enroll, resume).
-    pub wake: Arc<Notify>,
     /// On SQLite, the plan and the recorder take turns here before they
     /// begin a write transaction: queueing in the process is fair and
     /// immediate, while two writers meeting in SQLite wait in its busy
@@ -79,7 +76,6 @@ impl Sender {
             message_id_key: state.secrets.derive("message-id"),
             lanes: lanes::Lanes::default(),
             recorder: record::Recorder::start(state.db.clone(), write_gate.clone()),
-            wake: Arc::new(Notify::new()),
             write_gate,
         }
     }

@@ -26,7 +26,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::plan::ERROR_RETRY_MS;
 use super::store::reserve_mailbox;
-use crate::sequence_events::add_to_day;
+use crate::sequence_events::{self, Kind, NewEvent, add_to_day};
 use crate::suppression::{address, store as suppression};
 use outreach_core::events::{self, EventType};
 use outreach_core::store::{Backend, Db, id_list, typed_value_rows, value_rows};
@@ -147,7 +147,7 @@ pub async fn write(db: &Db, outcomes: &[Outcome]) -> sqlx::Result<()> {
     for o in outcomes {
         match &o.result {
             SmtpResult::Delivered => {}
-            SmtpResult::Bounced(reason) => record_bounce(&mut tx, db.backend, o, reason).await?,
+            SmtpResult::Bounced(reason) => record_bounce(&mut tx, o, reason).await?,
             SmtpResult::Deferred(reason) => defer(&mut tx, o, reason, o.at + RETRY_MS).await?,
             SmtpResult::AccountFailed(reason) => {
                 defer(&mut tx, o, reason, o.at + ERROR_RETRY_MS).await?;
@@ -322,12 +322,7 @@ async fn record_delivered(
     Ok(())
 }
 
-async fn record_bounce(
-    conn: &mut AnyConnection,
-    _backend: Backend,
-    o: &Outcome,
-    reason: &str,
-) -> sqlx::Result<()> {
+async fn record_bounce(conn: &mut AnyConnection, o: &Outcome, reason: &str) -> sqlx::Result<()> {
     let moved = sqlx::query(
         "UPDATE sequence_messages SET status = 'failed', error = $1, sent_at = $2, subject = $3
          WHERE id = $4 AND status = 'sending'",
@@ -341,33 +336,24 @@ async fn record_bounce(
     if moved.rows_affected() == 0 {
         return Ok(());
     }
-    for (kind, detail) in [("sent", None), ("bounced", Some("hard"))] {
-        sqlx::query(
-            "INSERT INTO sequence_events (account_id, sequence_id, step_id, enrollment_id,
-                 message_id, send_account_id, event_type, variant, detail, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING",
-        )
-        .bind(o.account_id)
-        .bind(o.sequence_id)
-        .bind(o.step_id)
-        .bind(o.enrollment_id)
-        .bind(o.message_row_id)
-        .bind(o.send_account_id)
-        .bind(kind)
-        .bind(o.variant.clone())
-        .bind(detail)
-        .bind(o.at)
-        .execute(&mut *conn)
-        .await?;
-    }
-    add_to_day(
+    // The events module keeps each kind once per message and adds the
+    // bounce to the sequence's day.
+    let event = |kind, detail: Option<&str>| NewEvent {
+        account_id: o.account_id,
+        sequence_id: o.sequence_id,
+        step_id: Some(o.step_id),
+        enrollment_id: Some(o.enrollment_id),
+        message_id: Some(o.message_row_id),
+        send_account_id: Some(o.send_account_id),
+        kind,
+        variant: o.variant.clone(),
+        url: None,
+        detail: detail.map(str::to_owned),
+        at: o.at,
+    };
+    sequence_events::record(
         conn,
-        o.sequence_id,
-        crate::sequence_events::day_of(o.at),
-        o.account_id,
-        0,
-        1,
-        0,
+        &[event(Kind::Sent, None), event(Kind::Bounced, Some("hard"))],
     )
     .await?;
     sqlx::query(

@@ -20,14 +20,13 @@ const MAX_IN_FLIGHT: usize = 512;
 /// transactions; fewer, larger ones keep SQLite's writer free).
 const CLAIM_MIN: usize = 64;
 
-/// How often an idle sender looks for work that fell due or that another
-/// server created.
+/// How often an idle sender looks for work that fell due (enrollments
+/// made due by this or another server included).
 const POLL_INTERVAL: Duration = Duration::from_millis(500);
 
 /// The loop: claim and plan while slots are free, send each job as its own
 /// task; a slow mailbox holds only its own slots.
 pub async fn run(state: AppState) {
-    let sender = state.ext::<Sender>().clone();
     tokio::spawn(renew_leases(state.clone()));
     let slots = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
     loop {
@@ -55,7 +54,7 @@ pub async fn run(state: AppState) {
             }
         };
         if plan.claimed == 0 {
-            let _ = tokio::time::timeout(POLL_INTERVAL, sender.wake.notified()).await;
+            tokio::time::sleep(POLL_INTERVAL).await;
             continue;
         }
         for job in plan.jobs {
