@@ -12,6 +12,7 @@ use outreach_core::state::{AppState, Plugins};
 
 mod accounts;
 mod keys;
+mod mail;
 mod plugins;
 
 #[derive(Debug, Parser)]
@@ -49,6 +50,9 @@ pub enum Command {
     /// Inspect plugins: loaded list with counters, component files, folders.
     #[command(subcommand)]
     Plugins(plugins::PluginsCommand),
+    /// Inspect raw email as the inbox poller would (no database needed).
+    #[command(subcommand)]
+    Mail(mail::MailCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -82,17 +86,21 @@ fn init_tracing(filter: &str) {
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
-    if let Command::Config(ConfigCommand::PrintDefault) = cli.command {
-        print!("{DEFAULT_TOML}");
-        return Ok(());
-    }
+    let command = match cli.command {
+        Command::Config(ConfigCommand::PrintDefault) => {
+            print!("{DEFAULT_TOML}");
+            return Ok(());
+        }
+        Command::Mail(c) => return mail::run(c),
+        other => other,
+    };
     let config = Config::load(cli.config.as_deref())?;
     init_tracing(&config.log);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async move {
-        match cli.command {
+        match command {
             Command::Serve => crate::server::serve(config).await,
             Command::Migrate => {
                 // Building the state connects and migrates.
@@ -110,7 +118,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Command::Resellers(cmd) => accounts::run_resellers(state(config).await?, cmd).await,
             Command::Keys(cmd) => keys::run(state(config).await?, cmd).await,
             Command::Plugins(cmd) => plugins::run(config, cmd).await,
-            Command::Config(_) => unreachable!("handled above"),
+            Command::Config(_) | Command::Mail(_) => unreachable!("handled above"),
         }
     })
 }

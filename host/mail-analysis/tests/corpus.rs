@@ -1,0 +1,213 @@
+//! Detection measured on the sisimai set-of-emails development corpus (copied to
+//! `tests/corpora/sisimai`, BSD-2-Clause) and on hand-written negatives
+//! (`tests/corpora/negatives`): every `bsd/` file must be a bounce, except
+//! `arf-*` (complaint) and `rfc3834-*` (auto-reply); `not/` and the negatives must
+//! not be bounces. Prints the figures and the misses for the README.
+//!
+//! Run with `cargo test -p outreach-mail-analysis --test corpus -- --nocapture`.
+
+use std::path::{Path, PathBuf};
+
+use outreach_mail_analysis::{BounceType, Kind, inspect, parse};
+
+/// Bounces that yield no recipient, each checked by reading it; every other bounce
+/// must yield at least one.
+const NO_RECIPIENT: &[(&str, &str)] = &[
+    // Anonymised: the failed address is the same string as the bounce's To (our own
+    // sender address), which is excluded on purpose.
+    (
+        "lhost-einsundeins-03.eml",
+        "failed address equals the bounce's To (anonymised)",
+    ),
+    (
+        "lhost-exim-61.eml",
+        "failed address equals the bounce's To (anonymised)",
+    ),
+];
+
+/// Files under `bsd/` that are not bounces in content (sisimai keeps them for its
+/// own record types): the expected kind and why.
+const NOT_BOUNCES: &[(&str, Kind, &str)] = &[
+    (
+        "lhost-amazonses-11.eml",
+        Kind::Complaint,
+        "SES/SNS notificationType Complaint",
+    ),
+    (
+        "lhost-amazonses-13.eml",
+        Kind::Other,
+        "SES/SNS notificationType Delivery (a success notice)",
+    ),
+];
+
+fn corpus_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpora")
+}
+
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "eml"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn name(p: &Path) -> String {
+    p.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+#[test]
+fn sisimai_corpus() {
+    let root = corpus_root().join("sisimai");
+    let mut bounces = 0usize;
+    let mut bounce_hits = 0usize;
+    let mut misses: Vec<String> = Vec::new();
+    let mut false_positives: Vec<String> = Vec::new();
+    let mut without_recipient: Vec<String> = Vec::new();
+    let mut wrong_recipient: Vec<String> = Vec::new();
+    let (mut hard, mut soft) = (0, 0);
+    let mut reasons: std::collections::BTreeMap<&str, usize> = Default::default();
+
+    for path in files(&root.join("bsd"))
+        .into_iter()
+        .chain(files(&root.join("not")))
+    {
+        let raw = std::fs::read(&path).unwrap();
+        let parsed = parse(&raw);
+        let got = inspect(&raw, &parsed);
+        let file = name(&path);
+        let in_not = path.parent().unwrap().ends_with("not");
+        let expected = if in_not {
+            None
+        } else if file.starts_with("arf-") {
+            Some(Kind::Complaint)
+        } else if file.starts_with("rfc3834-") {
+            Some(Kind::AutoReply)
+        } else if let Some((_, kind, _)) = NOT_BOUNCES.iter().find(|(f, _, _)| *f == file) {
+            Some(*kind)
+        } else {
+            Some(Kind::Bounce)
+        };
+        println!(
+            "{file:32} {:10} {:5} {:8} {:18} {}",
+            format!("{:?}", got.kind),
+            got.bounce_type
+                .map(|b| if b == BounceType::Hard {
+                    "hard"
+                } else {
+                    "soft"
+                })
+                .unwrap_or("-"),
+            got.status.as_deref().unwrap_or("-"),
+            got.reason.unwrap_or("-"),
+            got.recipients.join(",")
+        );
+        match expected {
+            Some(Kind::Bounce) => {
+                bounces += 1;
+                if got.kind == Kind::Bounce {
+                    bounce_hits += 1;
+                    *reasons.entry(got.reason.unwrap_or("-")).or_default() += 1;
+                    if got.bounce_type == Some(BounceType::Hard) {
+                        hard += 1;
+                    } else {
+                        soft += 1;
+                    }
+                } else {
+                    misses.push(format!("{file} ({:?})", got.kind));
+                }
+            }
+            Some(kind) => {
+                if got.kind == Kind::Bounce {
+                    false_positives.push(file.clone());
+                } else if got.kind != kind {
+                    misses.push(format!("{file} ({:?}, expected {kind:?})", got.kind));
+                }
+            }
+            None => {
+                if got.kind == Kind::Bounce || got.kind == Kind::Complaint {
+                    false_positives.push(file.clone());
+                }
+            }
+        }
+        if matches!(got.kind, Kind::Bounce | Kind::Complaint) && expected == Some(got.kind) {
+            if got.recipients.is_empty() {
+                if !NO_RECIPIENT.iter().any(|(f, _)| *f == file) && !file.starts_with("arf-") {
+                    without_recipient.push(file.clone());
+                }
+            } else {
+                // The address must occur in the message (raw, or decoded text for
+                // base64 bodies).
+                let lower =
+                    String::from_utf8_lossy(&raw).to_lowercase() + &parsed.full_text.to_lowercase();
+                for r in &got.recipients {
+                    if !lower.contains(r.as_str()) {
+                        wrong_recipient.push(format!("{file}: {r}"));
+                    }
+                }
+            }
+        }
+    }
+
+    let recall = bounce_hits as f64 / bounces as f64;
+    println!(
+        "\nbounces: {bounce_hits}/{bounces} detected, recall {recall:.4} (hard {hard}, soft {soft})"
+    );
+    println!("reasons: {reasons:?}");
+    println!(
+        "false positives: {} {false_positives:?}",
+        false_positives.len()
+    );
+    println!("misses: {misses:?}");
+    println!(
+        "bounces without a recipient: {} {without_recipient:?}",
+        without_recipient.len()
+    );
+    println!("recipients not in the message: {wrong_recipient:?}");
+
+    assert!(
+        recall >= 0.98,
+        "bounce recall {recall:.4} < 0.98; misses: {misses:?}"
+    );
+    assert!(
+        false_positives.is_empty(),
+        "false positives: {false_positives:?}"
+    );
+    assert!(
+        misses.iter().all(|m| m.starts_with("lhost-")
+            || m.starts_with("rhost-")
+            || m.starts_with("rfc3464-")),
+        "{misses:?}"
+    );
+    assert!(
+        without_recipient.is_empty(),
+        "no recipient found: {without_recipient:?}"
+    );
+    assert!(
+        wrong_recipient.is_empty(),
+        "bad recipients: {wrong_recipient:?}"
+    );
+}
+
+#[test]
+fn negatives_are_not_bounces() {
+    let mut wrong = Vec::new();
+    for path in files(&corpus_root().join("negatives")) {
+        let raw = std::fs::read(&path).unwrap();
+        let parsed = parse(&raw);
+        let got = inspect(&raw, &parsed);
+        let file = name(&path);
+        let expected = match file.split('-').next() {
+            Some("reply") => Kind::Reply,
+            Some("autoreply") => Kind::AutoReply,
+            _ => Kind::Other,
+        };
+        println!("{file:40} {:?}", got.kind);
+        if got.kind != expected {
+            wrong.push(format!("{file}: {:?}, expected {expected:?}", got.kind));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:?}");
+}
