@@ -5,6 +5,7 @@
 use outreach_core::Area;
 
 pub mod cli;
+pub mod memory;
 pub mod server;
 
 #[cfg(test)]

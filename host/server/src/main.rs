@@ -1,3 +1,4 @@
 fn main() -> std::process::ExitCode {
+    outreach::memory::limit_arenas();
     outreach::cli::main()
 }

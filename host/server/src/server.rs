@@ -78,6 +78,11 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         (area.workers)(&state);
     }
     let app = router(state.clone(), &crate::AREAS);
+    // Start-up (plugin compilation above all) is done with its garbage and
+    // with most of the code it ran (see `memory`).
+    crate::memory::release_free_heap();
+    let paged_out = crate::memory::page_out_start_up_code();
+    tracing::debug!(bytes = paged_out, "paged out start-up code");
     axum::serve(
         listener,
         app.into_make_service_with_connect_info::<SocketAddr>(),

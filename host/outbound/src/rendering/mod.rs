@@ -110,6 +110,42 @@ pub async fn render_email(
     body_html: &str,
     contact: &Contact,
 ) -> ApiResult<RenderedEmail> {
+    render_email_using(
+        state,
+        actor,
+        subject,
+        body_html,
+        contact,
+        Enrichment::Lookup,
+    )
+    .await
+}
+
+/// Where [`render_email_using`] gets the contact's enrichment.
+pub enum Enrichment<'a> {
+    /// Read the account's cache (one query).
+    Lookup,
+    /// Already read, for example by the sender for a whole batch with
+    /// `Vendors::cached_enrichments_for_account` keyed by
+    /// [`enrichment_domain`].
+    Given(Option<&'a Value>),
+}
+
+/// The domain whose cached enrichment fills `contact`'s tokens; `None` when
+/// it does not normalise (it cannot have been enriched).
+pub fn enrichment_domain(contact: &Contact) -> Option<String> {
+    normalize_domain(contact_domain(contact)).ok()
+}
+
+/// [`render_email`] with the enrichment's source chosen by the caller.
+pub async fn render_email_using(
+    state: &AppState,
+    actor: &Actor,
+    subject: &str,
+    body_html: &str,
+    contact: &Contact,
+    source: Enrichment<'_>,
+) -> ApiResult<RenderedEmail> {
     let subject_parts = template::parse(subject);
     let body_parts = template::parse(body_html);
     let all = || subject_parts.iter().chain(&body_parts);
@@ -118,20 +154,27 @@ pub async fn render_email(
     // Only templates with tokens need the cache; a domain that does not
     // normalise cannot have been enriched.
     let has_tokens = all().any(|s| !matches!(s, Segment::Literal(_)));
-    let enrichment = match normalize_domain(domain) {
-        Ok(d) if has_tokens => {
-            state
-                .vendors()
-                .cached_enrichment_for_account(actor.account_id, &d)
-                .await?
+    let looked_up;
+    let enrichment = match source {
+        Enrichment::Given(given) => given,
+        Enrichment::Lookup => {
+            looked_up = match enrichment_domain(contact) {
+                Some(d) if has_tokens => {
+                    state
+                        .vendors()
+                        .cached_enrichment_for_account(actor.account_id, &d)
+                        .await?
+                }
+                _ => None,
+            };
+            looked_up.as_ref()
         }
-        _ => None,
     };
     let sources = Sources {
         email: &contact.email,
         domain,
         metadata: &contact.metadata,
-        enrichment: enrichment.as_ref(),
+        enrichment,
     };
 
     let instructions = ai_instructions(all());

@@ -12,7 +12,7 @@ use lettre::{Address, Message};
 
 use super::Sender;
 use super::plan::Job;
-use crate::rendering::render_email;
+use crate::rendering::{Enrichment, render_email_using};
 use crate::tracking::track;
 use outreach_core::state::AppState;
 use outreach_vendors::Actor;
@@ -35,12 +35,13 @@ pub async fn compose(state: &AppState, job: &Job) -> Result<Outgoing, String> {
         account_id: job.account_id,
         user_key: format!("sequence:{}", job.sequence_id),
     };
-    let rendered = render_email(
+    let rendered = render_email_using(
         state,
         &actor,
         &job.subject_template,
         &job.body_template,
         &job.contact,
+        Enrichment::Given(job.enrichment.as_deref()),
     )
     .await
     .map_err(|e| format!("rendering failed: {e}"))?;

@@ -5,9 +5,17 @@
 //! message. lettre's own pool dials by itself, which would bypass the SSRF
 //! guard, so the pooling is here over lettre's connection type.
 //!
-//! A lane sends one message, hands its answer to the recorder and waits for
-//! the commit before it takes the next, so a crash can leave at most one
-//! delivered-but-unrecorded message per connection. The SMTP commands are
+//! On SQLite a lane journals each 250 (see `journal`) and goes straight on
+//! to its next message; the recorder commits behind it in large batches.
+//! Without a journal (PostgreSQL) a lane hands its answer to the recorder,
+//! and while
+//! that commits, the lane already issues the next message's MAIL, RCPT and
+//! DATA, and it sends the next body only once the commit is done, so a
+//! crash can still leave at most one delivered-but-unrecorded message per
+//! connection while the database and the server work at the same time.
+//! (lettre exposes no raw writes, so the commands cannot be pipelined in
+//! the RFC 2920 sense; overlapping them with the commit is what a lane can
+//! do.) The SMTP commands are
 //! issued one by one so a refused recipient (a bounce) is told apart from a
 //! refused sender (the mailbox's problem) and the connection is reset and
 //! kept.
@@ -26,7 +34,7 @@ use tracing::Instrument;
 
 use super::Sender;
 use super::plan::ERROR_RETRY_MS;
-use super::record::{Outcome, SmtpResult};
+use super::record::{Committing, Outcome, SmtpResult};
 use crate::mail::{MailError, connect_smtp};
 use crate::send_accounts::service::connection;
 use outreach_core::state::AppState;
@@ -102,9 +110,31 @@ fn open_lane(state: &AppState, send_account_id: i64, lanes: &AccountLanes) {
     tokio::spawn(lane(state.clone(), send_account_id, lanes.clone()).instrument(span));
 }
 
+/// The previous message's answer on its way to the database, and the
+/// dispatcher to tell once it is there.
+pub(crate) struct InFlight {
+    committing: Committing,
+    done: oneshot::Sender<()>,
+}
+
+impl InFlight {
+    async fn settle(self) {
+        self.committing.wait().await;
+        let _ = self.done.send(());
+    }
+}
+
 async fn lane(state: AppState, send_account_id: i64, lanes: AccountLanes) {
     let mut conn: Option<AsyncSmtpConnection> = None;
+    let mut previous: Option<InFlight> = None;
     loop {
+        // With nothing queued the previous record is awaited now, so its
+        // dispatcher is not held until the next message comes.
+        if lanes.rx.is_empty()
+            && let Some(p) = previous.take()
+        {
+            p.settle().await;
+        }
         let d = match tokio::time::timeout(IDLE, lanes.rx.recv()).await {
             Ok(Ok(d)) => d,
             _ => {
@@ -125,16 +155,44 @@ async fn lane(state: AppState, send_account_id: i64, lanes: AccountLanes) {
             .filter(|(at, _)| now < at + ERROR_RETRY_MS);
         let result = match recent {
             Some((_, reason)) => SmtpResult::AccountFailed(reason),
-            None => send_one(&state, &mut conn, &d).await,
+            None => send_one(&state, &mut conn, &d, &mut previous).await,
         };
+        // A message that ended before its body left the previous record
+        // waiting; one record in flight per lane keeps the bound above.
+        if let Some(p) = previous.take() {
+            p.settle().await;
+        }
         if let SmtpResult::AccountFailed(reason) = &result {
             *lanes.refused.lock().expect("refusal lock") = Some((now, reason.clone()));
         }
         let mut outcome = d.outcome;
         outcome.result = result;
         outcome.at = state.clock.now_ms();
-        state.ext::<Sender>().recorder.record(outcome).await;
-        let _ = d.done.send(());
+        let sender = state.ext::<Sender>();
+        if let Some(journal) = &sender.journal {
+            // A journaled answer survives a kill, so the lane goes on at
+            // once; a failed append falls back to waiting for the commit.
+            let journaled = match outcome.result {
+                SmtpResult::Delivered => journal.append(&outcome).map(Some),
+                _ => Ok(None),
+            };
+            match journaled {
+                Ok(segment) => {
+                    outcome.journal_segment = segment;
+                    sender.recorder.hand_over(outcome, d.done).await;
+                    continue;
+                }
+                Err(e) => tracing::error!(error = %e, "journaling a delivery failed"),
+            }
+        }
+        let committing = sender.recorder.submit(outcome).await;
+        previous = Some(InFlight {
+            committing,
+            done: d.done,
+        });
+    }
+    if let Some(p) = previous.take() {
+        p.settle().await;
     }
     if let Some(mut c) = conn {
         let _ = tokio::time::timeout(Duration::from_secs(5), c.quit()).await;
@@ -147,6 +205,7 @@ async fn send_one(
     state: &AppState,
     conn: &mut Option<AsyncSmtpConnection>,
     d: &Delivery,
+    previous: &mut Option<InFlight>,
 ) -> SmtpResult {
     if conn.as_ref().is_none_or(|c| c.has_broken()) {
         match open(state, d.outcome.account_id, d.outcome.send_account_id).await {
@@ -155,7 +214,7 @@ async fn send_one(
         }
     }
     let c = conn.as_mut().expect("opened above");
-    let result = transaction(c, &d.envelope, &d.bytes).await;
+    let result = transaction(c, &d.envelope, &d.bytes, previous).await;
     if matches!(result, SmtpResult::Deferred(_)) || c.has_broken() {
         // An I/O error or timeout leaves the session in an unknown state.
         if let Some(mut old) = conn.take() {
@@ -211,11 +270,13 @@ async fn step<T>(
     }
 }
 
-/// MAIL, RCPT, DATA and the message, each answer classified.
+/// MAIL, RCPT, DATA and the message, each answer classified. The body goes
+/// out only after `previous` (the lane's last answer) is recorded.
 pub(crate) async fn transaction(
     c: &mut AsyncSmtpConnection,
     envelope: &Envelope,
     bytes: &[u8],
+    previous: &mut Option<InFlight>,
 ) -> SmtpResult {
     let mut options = Vec::new();
     let non_ascii = envelope
@@ -258,6 +319,9 @@ pub(crate) async fn transaction(
     }
     if let Err(Refusal::Permanent(e) | Refusal::Transient(e)) = step(c.command(Data)).await {
         return SmtpResult::Deferred(e);
+    }
+    if let Some(p) = previous.take() {
+        p.settle().await;
     }
     match step(c.message(bytes)).await {
         Ok(_) => SmtpResult::Delivered,

@@ -15,8 +15,9 @@
 //! 3. **Deliver** (`lanes.rs`): up to `sender_connections_per_account` SMTP
 //!    connections per send account (default 4), several messages each.
 //! 4. **Record** (`record.rs`): each SMTP answer is written (message status,
-//!    `sent` and `delivered` events, the enrollment's next step) before its
-//!    connection carries the next message, in group commits.
+//!    `sent` and `delivered` events, the enrollment's next step) in group
+//!    commits. Before its connection carries the next message a 250 is in
+//!    the delivery journal (`journal.rs`, SQLite) or committed (PostgreSQL).
 //!
 //! Crash safety: the message row exists before the SMTP transaction and is
 //! marked sent in the transaction that advances the enrollment, so a restart
@@ -24,6 +25,7 @@
 //! Message-ID; at most one such message per open connection.
 
 pub mod compose;
+pub mod journal;
 pub mod lanes;
 pub mod plan;
 pub mod record;
@@ -38,6 +40,9 @@ use std::sync::Arc;
 use hmac::{Hmac, Mac};
 
 use outreach_core::state::AppState;
+use outreach_core::store::{Backend, Db};
+use sqlx::pool::PoolConnection;
+use sqlx::{Any, Transaction};
 
 use crate::tracking::TrackingKey;
 
@@ -59,23 +64,43 @@ pub struct Sender {
     message_id_key: [u8; 32],
     pub lanes: lanes::Lanes,
     pub recorder: record::Recorder,
+    /// The delivery journal (SQLite only; see `journal`).
+    pub journal: Option<Arc<journal::Journal>>,
     /// On SQLite, the plan and the recorder take turns here before they
     /// begin a write transaction: queueing in the process is fair and
     /// immediate, while two writers meeting in SQLite wait in its busy
     /// handler's sleeps (up to 100 ms each).
-    pub write_gate: Arc<tokio::sync::Mutex<()>>,
+    pub write_gate: WriteGate,
 }
 
 impl Sender {
     pub fn new(state: &AppState) -> Sender {
-        let write_gate = Arc::new(tokio::sync::Mutex::new(()));
+        let write_gate = WriteGate::default();
+        let owner: Arc<str> = format!("sender-{}", uuid::Uuid::new_v4().simple()).into();
+        let journal = match state.db.backend {
+            Backend::Sqlite => match journal::Journal::open(&state.config.data_dir, &owner) {
+                Ok(j) => Some(Arc::new(j)),
+                Err(e) => {
+                    // Without it each lane waits for its commit: slower,
+                    // as safe.
+                    tracing::warn!(error = %e, "no sender journal; lanes wait for each commit");
+                    None
+                }
+            },
+            Backend::Postgres => None,
+        };
         Sender {
-            owner: format!("sender-{}", uuid::Uuid::new_v4().simple()).into(),
+            owner,
             lease_ms: state.config.sender_lease_secs as i64 * 1000,
             tracking: TrackingKey::new(&state.secrets),
             message_id_key: state.secrets.derive("message-id"),
             lanes: lanes::Lanes::default(),
-            recorder: record::Recorder::start(state.db.clone(), write_gate.clone()),
+            recorder: record::Recorder::start(
+                state.db.clone(),
+                write_gate.clone(),
+                journal.clone(),
+            ),
+            journal,
             write_gate,
         }
     }
@@ -93,6 +118,50 @@ impl Sender {
 }
 
 /// Starts the sender loop (`outreach serve`).
+/// Where the sender's write transactions (claims and recorded answers) run.
+///
+/// SQLite takes one writer at a time, so on SQLite they take turns on one
+/// connection the sender keeps: no SQLITE_BUSY waits between them, and the
+/// connection's page cache stays warm (a commit on another connection of
+/// the pool empties it, and re-reading the pages cost a tenth of the
+/// sender's time). PostgreSQL writes concurrently from the pool.
+#[derive(Clone, Default)]
+pub struct WriteGate {
+    sqlite: Arc<tokio::sync::Mutex<Option<PoolConnection<Any>>>>,
+}
+
+/// A turn at writing, held across one transaction.
+pub enum Writing<'a> {
+    Sqlite(tokio::sync::MutexGuard<'a, Option<PoolConnection<Any>>>),
+    Postgres,
+}
+
+impl WriteGate {
+    /// Waits for the turn (SQLite) or returns at once (PostgreSQL).
+    pub async fn enter(&self, db: &Db) -> Writing<'_> {
+        match db.backend {
+            Backend::Sqlite => Writing::Sqlite(self.sqlite.lock().await),
+            Backend::Postgres => Writing::Postgres,
+        }
+    }
+}
+
+impl Writing<'_> {
+    /// Begins a transaction on the turn's connection.
+    pub async fn begin<'t>(&'t mut self, db: &Db) -> sqlx::Result<Transaction<'t, Any>> {
+        match self {
+            Writing::Sqlite(kept) => {
+                if kept.is_none() {
+                    **kept = Some(db.pool.acquire().await?);
+                }
+                let conn = kept.as_mut().expect("acquired above");
+                sqlx::Connection::begin(&mut **conn).await
+            }
+            Writing::Postgres => db.pool.begin().await,
+        }
+    }
+}
+
 pub fn start_workers(state: &AppState) {
     tokio::spawn(worker::run(state.clone()));
 }

@@ -15,6 +15,7 @@
 //!   a mailbox with room; otherwise becomes a [`Job`].
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -23,7 +24,7 @@ use sqlx::AnyConnection;
 use super::store::{self, Claimed, Mailbox, MessageRow, PoolEntry};
 use super::{CLAIM_BATCH, Sender};
 use crate::preview::service::content;
-use crate::rendering::Contact;
+use crate::rendering::{Contact, enrichment_domain};
 use crate::sequence_events::day_of;
 use crate::sequence_warmup::ramp::Ramp;
 use crate::sequences::settings::{self, EngineSettings};
@@ -34,6 +35,7 @@ use outreach_core::events::{self, EventType};
 use outreach_core::platform::clock::ms_to_datetime;
 use outreach_core::state::AppState;
 use outreach_core::store::Backend;
+use outreach_vendors::VendorsExt;
 
 const HOUR_MS: i64 = 3_600_000;
 const DAY_MS: i64 = 86_400_000;
@@ -74,6 +76,9 @@ pub struct Job {
     pub tracking: TrackingOptions,
     /// Delay of the step after this one; `None` when this is the last.
     pub next_delay_ms: Option<i64>,
+    /// The contact's cached enrichment, read for the whole batch at once
+    /// (see [`prefetch_enrichment`]).
+    pub enrichment: Option<Arc<Value>>,
 }
 
 /// What one plan decided.
@@ -108,11 +113,8 @@ pub async fn claim_and_plan(state: &AppState, limit: i64) -> anyhow::Result<Plan
     let sender = state.ext::<Sender>();
     let now = state.clock.now_ms();
     let backend = state.db.backend;
-    let _gate = match backend {
-        Backend::Sqlite => Some(sender.write_gate.lock().await),
-        Backend::Postgres => None,
-    };
-    let mut tx = state.db.pool.begin().await?;
+    let mut gate = sender.write_gate.enter(&state.db).await;
+    let mut tx = gate.begin(&state.db).await?;
     let claimed = store::claim(
         &mut tx,
         backend,
@@ -164,7 +166,36 @@ pub async fn claim_and_plan(state: &AppState, limit: i64) -> anyhow::Result<Plan
         }
     }
     tx.commit().await?;
+    drop(gate);
+    prefetch_enrichment(state, &mut plan.jobs).await?;
     Ok(plan)
+}
+
+/// Reads the cached enrichment of every job's domain, one query per account
+/// of the batch instead of one per message.
+async fn prefetch_enrichment(state: &AppState, jobs: &mut [Job]) -> anyhow::Result<()> {
+    let mut wanted: HashMap<i64, Vec<String>> = HashMap::new();
+    for job in jobs.iter() {
+        if let Some(domain) = enrichment_domain(&job.contact) {
+            wanted.entry(job.account_id).or_default().push(domain);
+        }
+    }
+    for (account_id, mut domains) in wanted {
+        domains.sort_unstable();
+        domains.dedup();
+        let found: HashMap<String, Arc<Value>> = state
+            .vendors()
+            .cached_enrichments_for_account(account_id, &domains)
+            .await
+            .map_err(|e| anyhow::anyhow!("reading cached enrichment: {e}"))?
+            .into_iter()
+            .map(|(domain, value)| (domain, Arc::new(value)))
+            .collect();
+        for job in jobs.iter_mut().filter(|j| j.account_id == account_id) {
+            job.enrichment = enrichment_domain(&job.contact).and_then(|d| found.get(&d).cloned());
+        }
+    }
+    Ok(())
 }
 
 async fn load(
@@ -627,5 +658,6 @@ async fn plan_send(
             unsubscribe: sequence.enable_unsubscribe,
         },
         next_delay_ms: next_delay,
+        enrichment: None,
     }))
 }

@@ -17,19 +17,23 @@
 //! - Account failed (the mailbox refused our login or sender): as deferred,
 //!   and the send account moves to status `error` with the server's words.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sqlx::{AnyConnection, Row};
 use tokio::sync::{mpsc, oneshot};
 
+use super::journal::Journal;
 use super::plan::ERROR_RETRY_MS;
 use super::store::reserve_mailbox;
+use super::{WriteGate, Writing};
 use crate::sequence_events::{self, Kind, NewEvent, add_to_day};
 use crate::suppression::{address, store as suppression};
 use outreach_core::events::{self, EventType};
 use outreach_core::store::{Backend, Db, id_list, typed_value_rows, value_rows};
+use std::sync::Arc;
 
 /// A temporarily failed send is tried again after this long.
 pub const RETRY_MS: i64 = 10 * 60 * 1000;
@@ -37,10 +41,13 @@ pub const RETRY_MS: i64 = 10 * 60 * 1000;
 /// Sends a sequence needs before its bounce rate can pause it (issue text).
 pub const AUTO_PAUSE_MIN_SENDS: i64 = 20;
 
+/// How often a send account's activity time is written while it delivers.
+const TOUCH_MS: i64 = 60_000;
+
 /// Answers written per transaction.
 const BATCH: usize = 256;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum SmtpResult {
     Delivered,
     Bounced(String),
@@ -48,8 +55,9 @@ pub enum SmtpResult {
     AccountFailed(String),
 }
 
-/// One send's answer and what recording it needs.
-#[derive(Debug, Clone)]
+/// One send's answer and what recording it needs (also a line of the
+/// delivery journal).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Outcome {
     pub message_row_id: i64,
     pub account_id: i64,
@@ -65,6 +73,9 @@ pub struct Outcome {
     pub links: Vec<String>,
     pub result: SmtpResult,
     pub at: i64,
+    /// The journal segment holding this answer, when journaled.
+    #[serde(skip)]
+    pub journal_segment: Option<u64>,
 }
 
 type Pending = (Outcome, oneshot::Sender<()>);
@@ -76,17 +87,42 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// Starts the writer task on `db`.
-    pub fn start(db: Db, write_gate: std::sync::Arc<tokio::sync::Mutex<()>>) -> Recorder {
+    /// Starts the writer task on `db`; it tells `journal` what it commits.
+    pub fn start(db: Db, write_gate: WriteGate, journal: Option<Arc<Journal>>) -> Recorder {
         let (tx, rx) = mpsc::channel(4096);
-        tokio::spawn(writer(db, rx, write_gate));
+        tokio::spawn(writer(db, rx, write_gate, journal));
         Recorder { tx }
+    }
+
+    /// Queues `o` for the next group commit; `done` is told once it is
+    /// committed. Returns at once.
+    pub async fn hand_over(&self, o: Outcome, done: oneshot::Sender<()>) {
+        let _ = self.tx.send((o, done)).await;
     }
 
     /// Records `o`; returns once it is committed (or given up on).
     pub async fn record(&self, o: Outcome) {
+        self.submit(o).await.wait().await;
+    }
+
+    /// Queues `o` for the next group commit and returns without waiting
+    /// for it, so a lane can talk to the server meanwhile.
+    pub async fn submit(&self, o: Outcome) -> Committing {
         let (done, wait) = oneshot::channel();
-        if self.tx.send((o, done)).await.is_ok() {
+        match self.tx.send((o, done)).await {
+            Ok(()) => Committing(Some(wait)),
+            Err(_) => Committing(None),
+        }
+    }
+}
+
+/// A submitted answer on its way to the database.
+pub struct Committing(Option<oneshot::Receiver<()>>);
+
+impl Committing {
+    /// Returns once the answer is committed (or given up on).
+    pub async fn wait(self) {
+        if let Some(wait) = self.0 {
             let _ = wait.await;
         }
     }
@@ -95,14 +131,13 @@ impl Recorder {
 async fn writer(
     db: Db,
     mut rx: mpsc::Receiver<Pending>,
-    write_gate: std::sync::Arc<tokio::sync::Mutex<()>>,
+    write_gate: WriteGate,
+    journal: Option<Arc<Journal>>,
 ) {
+    let mut touched: HashMap<i64, i64> = HashMap::new();
     while let Some(first) = rx.recv().await {
         // Answers that arrive while the gate is taken join this batch.
-        let gate = match db.backend {
-            Backend::Sqlite => Some(write_gate.lock().await),
-            Backend::Postgres => None,
-        };
+        let mut gate = write_gate.enter(&db).await;
         let mut batch = vec![first];
         while batch.len() < BATCH {
             match rx.try_recv() {
@@ -111,18 +146,43 @@ async fn writer(
             }
         }
         let outcomes: Vec<Outcome> = batch.iter().map(|(o, _)| o.clone()).collect();
+        // A refused login or sender may have set the account's error: the
+        // next delivery through it clears it whatever the minute.
+        for o in &outcomes {
+            if matches!(o.result, SmtpResult::AccountFailed(_)) {
+                touched.remove(&o.send_account_id);
+            }
+        }
+        let mut touch: Vec<(i64, i64)> = outcomes
+            .iter()
+            .filter(|o| o.result == SmtpResult::Delivered)
+            .filter(|o| {
+                touched
+                    .get(&o.send_account_id)
+                    .is_none_or(|t| o.at - t >= TOUCH_MS)
+            })
+            .map(|o| (o.send_account_id, o.at))
+            .collect();
+        touch.sort_unstable();
+        touch.dedup_by_key(|(id, _)| *id);
         // A failed write is retried: giving up would resend delivered mail
         // once the leases run out.
         for attempt in 0..5u32 {
             let started = std::time::Instant::now();
-            let result = write(&db, &outcomes).await;
+            let result = write(&mut gate, &db, &outcomes, &touch).await;
             tracing::debug!(
                 batch = outcomes.len(),
                 ms = started.elapsed().as_secs_f64() * 1e3,
                 "recorded sends"
             );
             match result {
-                Ok(()) => break,
+                Ok(()) => {
+                    touched.extend(touch.iter().copied());
+                    if let Some(journal) = &journal {
+                        journal.recorded(outcomes.iter().filter_map(|o| o.journal_segment));
+                    }
+                    break;
+                }
                 Err(e) => {
                     tracing::error!(error = %e, attempt, "recording sends failed");
                     tokio::time::sleep(Duration::from_millis(200 << attempt)).await;
@@ -137,13 +197,21 @@ async fn writer(
 }
 
 /// Writes a batch of answers in one transaction.
-pub async fn write(db: &Db, outcomes: &[Outcome]) -> sqlx::Result<()> {
-    let mut tx = db.pool.begin().await?;
+/// Writes a batch of answers in one transaction; `touch` lists the send
+/// accounts whose activity time (and recovery from `error`) to write.
+pub(crate) async fn write(
+    gate: &mut Writing<'_>,
+    db: &Db,
+    outcomes: &[Outcome],
+    touch: &[(i64, i64)],
+) -> sqlx::Result<()> {
+    let mut tx = gate.begin(db).await?;
     let delivered: Vec<&Outcome> = outcomes
         .iter()
         .filter(|o| o.result == SmtpResult::Delivered)
         .collect();
     record_delivered(&mut tx, db.backend, &delivered).await?;
+    touch_send_accounts(&mut tx, touch).await?;
     for o in outcomes {
         match &o.result {
             SmtpResult::Delivered => {}
@@ -200,7 +268,7 @@ async fn record_delivered(
             &["BIGINT", "BIGINT", "TEXT", "TEXT"]
         )
     );
-    let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+    let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
     for o in delivered {
         q = q
             .bind(o.message_row_id)
@@ -227,7 +295,7 @@ async fn record_delivered(
              send_account_id, event_type, variant, created_at) VALUES {} ON CONFLICT DO NOTHING",
         value_rows(backend, fresh.len() * 2, 9)
     );
-    let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+    let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
     for o in &fresh {
         for kind in ["sent", "delivered"] {
             q = q
@@ -258,7 +326,7 @@ async fn record_delivered(
              FROM v WHERE enrollments.id = v.id",
             typed_value_rows(backend, more.len(), &["BIGINT", "BIGINT", "BIGINT"])
         );
-        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
         for o in &more {
             q = q
                 .bind(o.enrollment_id)
@@ -279,6 +347,7 @@ async fn record_delivered(
             id_list(&ids)
         );
         let completed: BTreeSet<i64> = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .persistent(false)
             .bind(at)
             .fetch_all(&mut *conn)
             .await?
@@ -286,26 +355,31 @@ async fn record_delivered(
             .filter(|r| r.try_get::<String, _>(1).is_ok_and(|s| s == "completed"))
             .map(|r| r.try_get::<i64, _>(0))
             .collect::<sqlx::Result<_>>()?;
-        for o in last.iter().filter(|o| completed.contains(&o.enrollment_id)) {
-            let data = json!({"sequence_id": o.sequence_id, "enrollment_id": o.enrollment_id,
-                "email": o.to_email});
-            events::record(
-                conn,
-                o.account_id,
-                EventType::SequenceCompleted,
-                &data,
-                o.at,
-            )
-            .await?;
-        }
+        let completions: Vec<(i64, serde_json::Value, i64)> = last
+            .iter()
+            .filter(|o| completed.contains(&o.enrollment_id))
+            .map(|o| {
+                let data = json!({"sequence_id": o.sequence_id,
+                    "enrollment_id": o.enrollment_id, "email": o.to_email});
+                (o.account_id, data, o.at)
+            })
+            .collect();
+        events::record_many(conn, backend, EventType::SequenceCompleted, &completions).await?;
     }
 
-    // A delivery proves the mailbox works again; its activity time moves
-    // at most once a minute (a write per batch would cost more than it says).
-    let mut accounts: Vec<i64> = fresh.iter().map(|o| o.send_account_id).collect();
-    accounts.sort_unstable();
-    accounts.dedup();
-    let at = fresh.iter().map(|o| o.at).max().unwrap_or_default();
+    Ok(())
+}
+
+/// A delivery proves the mailbox works again. Its activity time moves at
+/// most once a [`TOUCH_MS`] per account: the writer remembers what it
+/// wrote, so most batches skip the statement (a status another server set
+/// to `error` is cleared within that minute).
+async fn touch_send_accounts(conn: &mut AnyConnection, touch: &[(i64, i64)]) -> sqlx::Result<()> {
+    if touch.is_empty() {
+        return Ok(());
+    }
+    let accounts: Vec<i64> = touch.iter().map(|(id, _)| *id).collect();
+    let at = touch.iter().map(|(_, at)| *at).max().unwrap_or_default();
     let sql = format!(
         "UPDATE send_accounts SET last_activity_at = $1, \
              status = CASE WHEN status = 'error' THEN 'active' ELSE status END, \
@@ -315,8 +389,9 @@ async fn record_delivered(
         id_list(&accounts)
     );
     sqlx::query(sqlx::AssertSqlSafe(sql))
+        .persistent(false)
         .bind(at)
-        .bind(at - 60_000)
+        .bind(at - TOUCH_MS)
         .execute(&mut *conn)
         .await?;
     Ok(())

@@ -1,5 +1,12 @@
 //! SQL of the sender: the claim, what a plan reads, and the writes a plan
 //! makes. Every statement runs on the plan's transaction.
+//!
+//! Statements whose text depends on the batch (a row of placeholders per
+//! item) are not kept in the connection's statement cache
+//! (`persistent(false)`): each batch size is a different statement, and a
+//! cache of a hundred large multi-row programs per connection grew the
+//! server by megabytes for statements rarely run twice. The recorder's
+//! statements do the same.
 
 use std::collections::HashMap;
 
@@ -62,6 +69,7 @@ pub async fn claim(
                    next_send_at"
     );
     let mut rows: Vec<Claimed> = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .persistent(false)
         .bind(owner)
         .bind(lease_until)
         .bind(now)
@@ -107,6 +115,7 @@ pub async fn lock_sequences(
             id_list(ids)
         );
         sqlx::query(sqlx::AssertSqlSafe(sql))
+            .persistent(false)
             .fetch_all(conn)
             .await?;
     }
@@ -127,6 +136,7 @@ pub async fn sent_on_day(
         id_list(sequence_ids)
     );
     let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .persistent(false)
         .bind(day)
         .fetch_all(conn)
         .await?;
@@ -171,6 +181,7 @@ pub async fn mailboxes(
         id_list(ids)
     );
     let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .persistent(false)
         .fetch_all(conn)
         .await?;
     let mut out = HashMap::new();
@@ -215,6 +226,7 @@ pub async fn pools(
         id_list(sequence_ids)
     );
     for r in sqlx::query(sqlx::AssertSqlSafe(sql))
+        .persistent(false)
         .fetch_all(conn)
         .await?
     {
@@ -249,6 +261,7 @@ pub async fn recent_bounces(
         id_list(send_account_ids)
     );
     for r in sqlx::query(sqlx::AssertSqlSafe(sql))
+        .persistent(false)
         .bind(since)
         .fetch_all(conn)
         .await?
@@ -297,6 +310,7 @@ pub async fn messages_of(
         id_list(ids)
     );
     for r in sqlx::query(sqlx::AssertSqlSafe(sql))
+        .persistent(false)
         .fetch_all(conn)
         .await?
     {
@@ -334,6 +348,7 @@ pub async fn engagement_of(
         id_list(ids)
     );
     for r in sqlx::query(sqlx::AssertSqlSafe(sql))
+        .persistent(false)
         .fetch_all(conn)
         .await?
     {
@@ -376,7 +391,7 @@ pub async fn insert_messages(
                  created_at) VALUES {} RETURNING id, enrollment_id",
             outreach_core::store::value_rows(backend, chunk.len(), 11)
         );
-        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
         for m in chunk {
             q = q
                 .bind(m.account_id)
@@ -580,7 +595,9 @@ pub async fn suppression_reasons(
             outreach_core::store::placeholder(db.backend, 1),
             outreach_core::store::placeholder_list(db.backend, 2, keys.len())
         );
-        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(account_id);
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .persistent(false)
+            .bind(account_id);
         for k in &keys {
             q = q.bind(k.clone());
         }

@@ -78,6 +78,25 @@ impl World {
         r.body
     }
 
+    /// An active sequence of one "Hi" step with ann@acme.test enrolled.
+    async fn one_contact_sequence(&self) -> i64 {
+        let seq = self.sequence(json!({})).await;
+        step(
+            &self.app,
+            &self.key,
+            seq,
+            json!({"subject": "Hi", "body_html": "<p>Hi</p>"}),
+        )
+        .await;
+        self.activate(seq).await;
+        self.enroll(
+            seq,
+            json!([{"domain": "acme.test", "contact_email": "ann@acme.test"}]),
+        )
+        .await;
+        seq
+    }
+
     async fn pass(&self) -> usize {
         run_once(&self.app.state).await.unwrap()
     }
@@ -372,20 +391,7 @@ async fn the_send_window_moves_sends_in_the_sequences_zone() {
 #[tokio::test]
 async fn a_changed_password_marks_the_mailbox_and_its_mail_waits() {
     let w = world().await;
-    let seq = w.sequence(json!({})).await;
-    step(
-        &w.app,
-        &w.key,
-        seq,
-        json!({"subject": "Hi", "body_html": "<p>Hi</p>"}),
-    )
-    .await;
-    w.activate(seq).await;
-    w.enroll(
-        seq,
-        json!([{"domain": "acme.test", "contact_email": "ann@acme.test"}]),
-    )
-    .await;
+    let seq = w.one_contact_sequence().await;
     w.smtp.set_password("changed");
     assert_eq!(w.pass().await, 1);
     assert!(w.smtp.messages().is_empty());
@@ -514,20 +520,7 @@ async fn tasks_and_conditions_do_not_block_the_sequence() {
 #[tokio::test]
 async fn a_crash_between_plan_and_record_resends_with_the_same_message_id() {
     let w = world().await;
-    let seq = w.sequence(json!({})).await;
-    step(
-        &w.app,
-        &w.key,
-        seq,
-        json!({"subject": "Hi", "body_html": "<p>Hi</p>"}),
-    )
-    .await;
-    w.activate(seq).await;
-    w.enroll(
-        seq,
-        json!([{"domain": "acme.test", "contact_email": "ann@acme.test"}]),
-    )
-    .await;
+    let seq = w.one_contact_sequence().await;
     // A plan whose server dies before sending: the message row exists.
     let plan = super::plan::claim_and_plan(&w.app.state, 10).await.unwrap();
     assert_eq!(plan.jobs.len(), 1);
@@ -551,6 +544,74 @@ async fn a_crash_between_plan_and_record_resends_with_the_same_message_id() {
             &w.app,
             "SELECT sent FROM sequence_days WHERE sequence_id = $1",
             &[seq]
+        )
+        .await,
+        1
+    );
+}
+
+#[tokio::test]
+async fn a_killed_servers_journaled_delivery_is_recorded_not_resent() {
+    use super::journal::{Journal, replay};
+    let w = world().await;
+    let seq = w.one_contact_sequence().await;
+    // A server claims the send, gets the 250, journals it and is killed
+    // before the commit.
+    let plan = super::plan::claim_and_plan(&w.app.state, 10).await.unwrap();
+    let mut answer = super::worker::outcome_of(&plan.jobs[0]);
+    answer.subject = "Hi".into();
+    answer.at = w.app.state.clock.now_ms();
+    let data_dir = w.app.state.config.data_dir.clone();
+    let dead = Journal::open(&data_dir, "sender-dead").unwrap();
+    dead.append(&answer).unwrap();
+    // A live server's journal is not touched.
+    let live = Journal::open(&data_dir, "sender-live").unwrap();
+    live.append(&answer).unwrap();
+    let sender = w.app.state.ext::<super::Sender>();
+    drop(dead);
+    assert_eq!(
+        replay(
+            &w.app.state.db,
+            &sender.write_gate,
+            &data_dir,
+            &sender.owner
+        )
+        .await,
+        1
+    );
+    assert!(!data_dir.join("sender-journal/sender-dead").exists());
+    assert!(data_dir.join("sender-journal/sender-live").exists());
+    assert_eq!(
+        text(
+            &w.app,
+            "SELECT status FROM sequence_messages WHERE id = $1",
+            &[answer.message_row_id]
+        )
+        .await
+        .as_deref(),
+        Some("sent")
+    );
+    assert_eq!(w.enrollment("ann@acme.test").await["status"], "completed");
+    // Once the dead server's lease has run out nothing is sent again, and
+    // replaying twice records nothing twice.
+    w.app.clock.advance(std::time::Duration::from_secs(
+        w.app.state.config.sender_lease_secs + 1,
+    ));
+    assert_eq!(w.pass().await, 0);
+    assert!(w.smtp.messages().is_empty());
+    drop(live);
+    replay(
+        &w.app.state.db,
+        &sender.write_gate,
+        &data_dir,
+        &sender.owner,
+    )
+    .await;
+    assert_eq!(
+        scalar(
+            &w.app,
+            "SELECT COUNT(*) FROM sequence_events WHERE event_type = 'sent'",
+            &[]
         )
         .await,
         1

@@ -27,6 +27,7 @@ const POLL_INTERVAL: Duration = Duration::from_millis(500);
 /// The loop: claim and plan while slots are free, send each job as its own
 /// task; a slow mailbox holds only its own slots.
 pub async fn run(state: AppState) {
+    replay_journals(&state).await;
     tokio::spawn(renew_leases(state.clone()));
     let slots = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
     loop {
@@ -91,6 +92,22 @@ async fn renew_leases(state: AppState) {
         if let Err(e) = super::store::renew_leases(&state.db, &sender.owner, until).await {
             tracing::warn!(error = %e, "renewing sender leases failed");
         }
+        // A server killed meanwhile left answers its leases still cover.
+        replay_journals(&state).await;
+    }
+}
+
+/// Records the answers in the journals of servers that are gone (SQLite).
+async fn replay_journals(state: &AppState) {
+    let sender = state.ext::<Sender>();
+    if sender.journal.is_some() {
+        super::journal::replay(
+            &state.db,
+            &sender.write_gate,
+            &state.config.data_dir,
+            &sender.owner,
+        )
+        .await;
     }
 }
 
@@ -106,22 +123,7 @@ pub async fn run_once(state: &AppState) -> anyhow::Result<usize> {
 /// Composes and delivers one job; returns once its answer is recorded.
 async fn dispatch(state: &AppState, job: Job) {
     let sender = state.ext::<Sender>();
-    let mut outcome = Outcome {
-        message_row_id: job.message_row_id,
-        account_id: job.account_id,
-        sequence_id: job.sequence_id,
-        enrollment_id: job.enrollment_id,
-        step_id: job.step_id,
-        variant: job.variant.clone(),
-        send_account_id: job.send_account_id,
-        reserved_day: job.reserved_day,
-        to_email: job.contact.email.clone(),
-        next_delay_ms: job.next_delay_ms,
-        subject: String::new(),
-        links: Vec::new(),
-        result: SmtpResult::Delivered,
-        at: 0,
-    };
+    let mut outcome = outcome_of(&job);
     match compose(state, &job).await {
         Ok(out) => {
             outcome.subject = out.subject;
@@ -142,5 +144,26 @@ async fn dispatch(state: &AppState, job: Job) {
             outcome.at = state.clock.now_ms();
             sender.recorder.record(outcome).await;
         }
+    }
+}
+
+/// The answer record of `job`, before its answer is known.
+pub(super) fn outcome_of(job: &Job) -> Outcome {
+    Outcome {
+        message_row_id: job.message_row_id,
+        account_id: job.account_id,
+        sequence_id: job.sequence_id,
+        enrollment_id: job.enrollment_id,
+        step_id: job.step_id,
+        variant: job.variant.clone(),
+        send_account_id: job.send_account_id,
+        reserved_day: job.reserved_day,
+        to_email: job.contact.email.clone(),
+        next_delay_ms: job.next_delay_ms,
+        subject: String::new(),
+        links: Vec::new(),
+        result: SmtpResult::Delivered,
+        at: 0,
+        journal_segment: None,
     }
 }

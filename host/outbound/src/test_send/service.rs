@@ -149,6 +149,7 @@ pub async fn test_send(
             unsubscribe: false,
         },
         next_delay_ms: None,
+        enrichment: None,
     };
     let date = std::time::SystemTime::from(ms_to_datetime(state.clock.now_ms()));
     let message = build(
@@ -171,7 +172,13 @@ pub async fn test_send(
         MailError::Blocked(m) => ApiError::bad_request(m),
         MailError::Failed(m) => ApiError::Unprocessable(format!("Test send failed: {m}")),
     })?;
-    let result = transaction(&mut conn, message.envelope(), &message.formatted()).await;
+    let result = transaction(
+        &mut conn,
+        message.envelope(),
+        &message.formatted(),
+        &mut None,
+    )
+    .await;
     let _ = conn.quit().await;
     match result {
         SmtpResult::Delivered => Ok(TestSendResult {

@@ -10,6 +10,7 @@ use outreach_plugin_runtime::{
     CallError, Completion, CompletionRequest, EnrichmentResult, VerificationResult,
 };
 use serde_json::Value;
+use std::collections::HashMap;
 
 use super::catalogue::{self, Family, Provider};
 use super::keys::base_url;
@@ -514,6 +515,27 @@ impl Vendors<'_> {
             store::cache_get_for_account(&self.state.db, account_id, Family::Enricher, domain, now)
                 .await?;
         hit.as_ref().map(enrichment_hit).transpose()
+    }
+
+    /// [`Self::cached_enrichment_for_account`] for many domains at once,
+    /// keyed by domain; domains without a fresh entry are absent.
+    pub async fn cached_enrichments_for_account(
+        &self,
+        account_id: i64,
+        domains: &[String],
+    ) -> ApiResult<HashMap<String, Value>> {
+        let now = self.state.clock.now_ms();
+        let hits = store::cache_get_many_for_account(
+            &self.state.db,
+            account_id,
+            Family::Enricher,
+            domains,
+            now,
+        )
+        .await?;
+        hits.iter()
+            .map(|(domain, hit)| Ok((domain.clone(), enrichment_hit(hit)?)))
+            .collect()
     }
 
     pub async fn evict_enrichment(&self, actor: &Actor, domain: &str) -> ApiResult<u64> {

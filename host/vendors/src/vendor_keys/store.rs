@@ -4,7 +4,8 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::catalogue::Family;
-use outreach_core::store::Db;
+use outreach_core::store::{Db, placeholder_list};
+use std::collections::HashMap;
 
 #[derive(Debug, Clone)]
 pub struct KeyRow {
@@ -259,6 +260,43 @@ pub async fn cache_get_for_account(
     .fetch_optional(&db.pool)
     .await?;
     row.as_ref().map(cached_row).transpose()
+}
+
+/// [`cache_get_for_account`] for many subjects in one query (the sender
+/// renders a batch of messages at once): the freshest unexpired row of each
+/// subject that has one.
+pub async fn cache_get_many_for_account(
+    db: &Db,
+    account_id: i64,
+    family: Family,
+    subjects: &[String],
+    now: i64,
+) -> sqlx::Result<HashMap<String, CachedRow>> {
+    let mut found = HashMap::new();
+    // Chunks keep each statement well under SQLite's parameter limit.
+    for chunk in subjects.chunks(500) {
+        let sql = format!(
+            "SELECT subject, result, cached_at, expires_at FROM vendor_cache \
+             WHERE account_id = $1 AND family = $2 AND expires_at > $3 AND subject IN ({}) \
+             ORDER BY cached_at DESC, id DESC",
+            placeholder_list(db.backend, 4, chunk.len())
+        );
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .persistent(false)
+            .bind(account_id)
+            .bind(family.as_str())
+            .bind(now);
+        for s in chunk {
+            q = q.bind(s.as_str());
+        }
+        for r in q.fetch_all(&db.pool).await? {
+            let subject: String = r.try_get("subject")?;
+            if let std::collections::hash_map::Entry::Vacant(slot) = found.entry(subject) {
+                slot.insert(cached_row(&r)?);
+            }
+        }
+    }
+    Ok(found)
 }
 
 pub struct CachePut<'a> {
