@@ -5,7 +5,7 @@
 
 use crate::mime::View;
 use crate::util::{self, regex};
-use crate::{Inspection, Kind, Parsed, reason};
+use crate::{Inspection, Parsed, reason};
 
 /// What a message looks like, reduced to the signals the decision uses.
 #[derive(Debug, Default)]
