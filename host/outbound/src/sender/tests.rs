@@ -391,7 +391,7 @@ async fn the_send_window_moves_sends_in_the_sequences_zone() {
 #[tokio::test]
 async fn a_changed_password_marks_the_mailbox_and_its_mail_waits() {
     let w = world().await;
-    let seq = w.one_contact_sequence().await;
+    w.one_contact_sequence().await;
     w.smtp.set_password("changed");
     assert_eq!(w.pass().await, 1);
     assert!(w.smtp.messages().is_empty());
@@ -554,7 +554,7 @@ async fn a_crash_between_plan_and_record_resends_with_the_same_message_id() {
 async fn a_killed_servers_journaled_delivery_is_recorded_not_resent() {
     use super::journal::{Journal, replay};
     let w = world().await;
-    let seq = w.one_contact_sequence().await;
+    w.one_contact_sequence().await;
     // A server claims the send, gets the 250, journals it and is killed
     // before the commit.
     let plan = super::plan::claim_and_plan(&w.app.state, 10).await.unwrap();
