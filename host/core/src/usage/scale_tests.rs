@@ -64,7 +64,10 @@ async fn rollups_count_everything_while_raw_rows_keep_only_the_newest() {
     );
     let daily = limits["current_usage"]["daily_requests"].as_i64().unwrap();
     assert!((26..=27).contains(&daily), "{limits}");
-    assert_eq!(limits["hourly_history"][23]["requests"], daily);
+    // The handler reads the day and the hours separately, and the writer's
+    // timer may flush the recent-activity call between the two reads.
+    let hour = limits["hourly_history"][23]["requests"].as_i64().unwrap();
+    assert!((26..=daily).contains(&hour), "{limits}");
 
     // Monthly billable totals, hour and day rollups.
     app.state.usage.flush().await;
