@@ -510,11 +510,10 @@ impl Vendors<'_> {
         account_id: i64,
         domain: &str,
     ) -> ApiResult<Option<Value>> {
-        let now = self.state.clock.now_ms();
-        let hit =
-            store::cache_get_for_account(&self.state.db, account_id, Family::Enricher, domain, now)
-                .await?;
-        hit.as_ref().map(enrichment_hit).transpose()
+        let mut found = self
+            .cached_enrichments_for_account(account_id, &[domain.to_owned()])
+            .await?;
+        Ok(found.remove(domain))
     }
 
     /// [`Self::cached_enrichment_for_account`] for many domains at once,

@@ -4,7 +4,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::catalogue::Family;
-use outreach_core::store::{Db, placeholder_list};
+use outreach_core::store::{Db, placeholder, placeholder_list};
 use std::collections::HashMap;
 
 #[derive(Debug, Clone)]
@@ -237,34 +237,13 @@ pub async fn cache_get(
     row.as_ref().map(cached_row).transpose()
 }
 
-/// The freshest unexpired cached result of `subject` among every user of
-/// the account. Background work (the sequence sender) acts for the account,
-/// not a user, so it reads whatever any of its users cached. The cache's
-/// index leads with `user_key`, which this query cannot use; an index on
+/// The freshest unexpired cached result of each of `subjects` that has one,
+/// among every user of the account, in one query (the sender renders a
+/// batch of messages at once; a single lookup is a batch of one).
+/// Background work (the sequence sender) acts for the account, not a user,
+/// so it reads whatever any of its users cached. The cache's index leads
+/// with `user_key`, which this query cannot use; an index on
 /// `(account_id, family, subject, expires_at)` would serve it directly.
-pub async fn cache_get_for_account(
-    db: &Db,
-    account_id: i64,
-    family: Family,
-    subject: &str,
-    now: i64,
-) -> sqlx::Result<Option<CachedRow>> {
-    let row = sqlx::query(
-        "SELECT result, cached_at, expires_at FROM vendor_cache WHERE account_id = $1 AND family = $2 \
-         AND subject = $3 AND expires_at > $4 ORDER BY cached_at DESC, id DESC LIMIT 1",
-    )
-    .bind(account_id)
-    .bind(family.as_str())
-    .bind(subject)
-    .bind(now)
-    .fetch_optional(&db.pool)
-    .await?;
-    row.as_ref().map(cached_row).transpose()
-}
-
-/// [`cache_get_for_account`] for many subjects in one query (the sender
-/// renders a batch of messages at once): the freshest unexpired row of each
-/// subject that has one.
 pub async fn cache_get_many_for_account(
     db: &Db,
     account_id: i64,
@@ -277,8 +256,13 @@ pub async fn cache_get_many_for_account(
     for chunk in subjects.chunks(500) {
         let sql = format!(
             "SELECT subject, result, cached_at, expires_at FROM vendor_cache \
-             WHERE account_id = $1 AND family = $2 AND expires_at > $3 AND subject IN ({}) \
+             WHERE account_id = {} AND family = {} AND expires_at > {} AND subject IN ({}) \
              ORDER BY cached_at DESC, id DESC",
+            // SQLite's anonymous placeholders bind in order: `$1` before a
+            // `?` list would bind the list from the first value again.
+            placeholder(db.backend, 1),
+            placeholder(db.backend, 2),
+            placeholder(db.backend, 3),
             placeholder_list(db.backend, 4, chunk.len())
         );
         let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
