@@ -174,10 +174,15 @@ pub async fn claim_and_plan(state: &AppState, limit: i64) -> anyhow::Result<Plan
 /// Reads the cached enrichment of every job's domain, one query per account
 /// of the batch instead of one per message.
 async fn prefetch_enrichment(state: &AppState, jobs: &mut [Job]) -> anyhow::Result<()> {
+    let domains_of_jobs: Vec<Option<String>> =
+        jobs.iter().map(|j| enrichment_domain(&j.contact)).collect();
     let mut wanted: HashMap<i64, Vec<String>> = HashMap::new();
-    for job in jobs.iter() {
-        if let Some(domain) = enrichment_domain(&job.contact) {
-            wanted.entry(job.account_id).or_default().push(domain);
+    for (job, domain) in jobs.iter().zip(&domains_of_jobs) {
+        if let Some(domain) = domain {
+            wanted
+                .entry(job.account_id)
+                .or_default()
+                .push(domain.clone());
         }
     }
     for (account_id, mut domains) in wanted {
@@ -191,8 +196,10 @@ async fn prefetch_enrichment(state: &AppState, jobs: &mut [Job]) -> anyhow::Resu
             .into_iter()
             .map(|(domain, value)| (domain, Arc::new(value)))
             .collect();
-        for job in jobs.iter_mut().filter(|j| j.account_id == account_id) {
-            job.enrichment = enrichment_domain(&job.contact).and_then(|d| found.get(&d).cloned());
+        for (job, domain) in jobs.iter_mut().zip(&domains_of_jobs) {
+            if job.account_id == account_id {
+                job.enrichment = domain.as_ref().and_then(|d| found.get(d).cloned());
+            }
         }
     }
     Ok(())

@@ -109,22 +109,19 @@ impl Recorder {
     /// for it, so a lane can talk to the server meanwhile.
     pub async fn submit(&self, o: Outcome) -> Committing {
         let (done, wait) = oneshot::channel();
-        match self.tx.send((o, done)).await {
-            Ok(()) => Committing(Some(wait)),
-            Err(_) => Committing(None),
-        }
+        self.hand_over(o, done).await;
+        Committing(wait)
     }
 }
 
 /// A submitted answer on its way to the database.
-pub struct Committing(Option<oneshot::Receiver<()>>);
+pub struct Committing(oneshot::Receiver<()>);
 
 impl Committing {
-    /// Returns once the answer is committed (or given up on).
+    /// Returns once the answer is committed (or given up on: a stopped
+    /// writer drops the sender, which ends the wait too).
     pub async fn wait(self) {
-        if let Some(wait) = self.0 {
-            let _ = wait.await;
-        }
+        let _ = self.0.await;
     }
 }
 
