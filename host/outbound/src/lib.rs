@@ -17,6 +17,7 @@ pub mod ai_writer;
 pub mod analytics;
 pub mod email_health;
 pub mod enrollment;
+pub mod inbox;
 pub mod mail;
 pub mod mailbox_pool;
 pub mod preview;
@@ -54,6 +55,7 @@ pub const AREA: Area = Area {
             .merge(test_send::routes::router())
             .merge(sequence_warmup::routes::router())
             .merge(send_account_warmup::routes::router())
+            .merge(inbox::routes::router())
     },
     public: tracking::routes::public_router,
     extend: |state, ext| {
