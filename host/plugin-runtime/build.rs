@@ -1,5 +1,6 @@
 //! Builds the guest workspace (`plugins/Cargo.toml`: the SDK, first-party
-//! plugins, marketplace packs and the Rust test components) for
+//! plugins, marketplace packs and the Rust test components of
+//! `tests/plugins/rust` and `host/plugin-runtime/tests/guests`) for
 //! wasm32-wasip2 and embeds the first-party components, so a clean clone
 //! needs no extra step before `cargo run`.
 //!
@@ -34,6 +35,7 @@ fn main() {
         "plugins",
         "marketplace",
         "tests/plugins/rust",
+        "host/plugin-runtime/tests/guests",
         "plugins/.cargo/config.toml",
     ] {
         println!("cargo:rerun-if-changed={}", root.join(p).display());
@@ -115,7 +117,11 @@ fn main() {
     embedded.push_str("];\n");
     std::fs::write(out.join("embedded.rs"), embedded).unwrap();
 
-    for dir in plugin_dirs(&root.join("tests/plugins/rust")) {
+    // Test components: the shared ones, and this crate's own fixtures.
+    let fixtures = plugin_dirs(&root.join("tests/plugins/rust"))
+        .into_iter()
+        .chain(plugin_dirs(&manifest_dir.join("tests/guests")));
+    for dir in fixtures {
         let (name, wasm) = copy_component(&dir, &wasm_dir, &out);
         std::fs::copy(&wasm, test_dir.join(format!("{name}.wasm"))).unwrap();
         std::fs::copy(

@@ -94,8 +94,12 @@ CREATE TABLE inbox_replies (
     classification_model TEXT,
     classification_provider TEXT,
     classified_at BIGINT,
-    -- When the classification's effects on the enrollment were applied.
+    -- When the classification's effects on the enrollment were applied
+    -- (once: reclassifying relabels a reply but never replays its effects).
     effects_applied_at BIGINT,
+    -- The classification worker's lease on the reply while it classifies.
+    classify_lease_owner TEXT,
+    classify_lease_until BIGINT,
     created_at BIGINT NOT NULL
 );
 CREATE UNIQUE INDEX inbox_replies_key ON inbox_replies(account_id, message_key);

@@ -219,3 +219,64 @@ pub trait TemplatePack {
     /// The templates of the pack.
     fn templates() -> Vec<Template>;
 }
+
+/// A reply classifier (`reply-classifier` world): labels an inbound reply to
+/// a sequence step as one of [`REPLY_LABELS`] with a confidence.
+///
+/// Classifiers get no network. One that needs a model calls
+/// [`crate::ai::complete`], which the host runs on the calling account's AI
+/// keys; such a classifier says `uses_ai: true` in its metadata.
+///
+/// # Example
+///
+/// ```
+/// use outreach_plugin_sdk::prelude::*;
+///
+/// pub struct Polite;
+///
+/// impl ReplyClassifier for Polite {
+///     fn metadata() -> ClassifierMetadata {
+///         ClassifierMetadata {
+///             name: "Polite".into(),
+///             model: "polite-v1".into(),
+///             description: "Says interested when the reply thanks us.".into(),
+///             uses_ai: false,
+///         }
+///     }
+///     fn classify(input: &ReplyInput) -> Result<ReplyVerdict, PluginError> {
+///         let thanks = input.text.to_lowercase().contains("thank");
+///         Ok(ReplyVerdict {
+///             label: if thanks { "interested" } else { "other" }.into(),
+///             confidence: if thanks { 0.6 } else { 0.3 },
+///             model: "polite-v1".into(),
+///         })
+///     }
+/// }
+/// // outreach_plugin_sdk::export_reply_classifier!(Polite);
+///
+/// let input = ReplyInput {
+///     headers: vec![],
+///     subject: "Re: Hello".into(),
+///     text: "Thank you, tell me more".into(),
+///     original_subject: Some("Hello".into()),
+/// };
+/// assert_eq!(Polite::classify(&input).unwrap().label, "interested");
+/// ```
+pub trait ReplyClassifier {
+    /// Name, model (or rules revision), description, and whether it uses AI.
+    fn metadata() -> ClassifierMetadata;
+    /// Labels one reply. The host refuses a label outside [`REPLY_LABELS`]
+    /// and clamps the confidence to 0.0-1.0.
+    fn classify(input: &ReplyInput) -> Result<ReplyVerdict, PluginError>;
+}
+
+/// The seven reply labels a [`ReplyClassifier`] may answer.
+pub const REPLY_LABELS: [&str; 7] = [
+    "interested",
+    "not_now",
+    "objection",
+    "ooo",
+    "unsubscribe",
+    "bounce",
+    "other",
+];

@@ -11,15 +11,19 @@
 //! | `contact-enricher` | [`ContactEnricher`] | [`export_contact_enricher!`] |
 //! | `workflow-action` | [`WorkflowAction`] | [`export_workflow_action!`] |
 //! | `template-pack` | [`TemplatePack`] | [`export_template_pack!`] |
+//! | `reply-classifier` | [`ReplyClassifier`] | [`export_reply_classifier!`] |
 //!
 //! The only way out of the sandbox is [`http::send`], which the host limits to
 //! the `allowed_hosts` of the plugin's `plugin.toml`. Secrets arrive as call
 //! arguments ([`types::VendorContext::api_key`]); there are no files, no
-//! environment variables and no sockets.
+//! environment variables and no sockets. Reply classifiers get no HTTP at
+//! all; they reach a model only through [`ai::complete`], which the host runs
+//! on the calling account's AI keys.
 //!
 //! Plugin logic is testable natively with `cargo test`: on a non-wasm target
 //! [`http::send`] answers from a handler installed with
-//! [`testing::mock_http`], and [`log`] prints to stderr.
+//! [`testing::mock_http`], [`ai::complete`] from one installed with
+//! [`testing::mock_ai`], and [`log`] prints to stderr.
 //!
 //! # Example: an email verifier
 //!
@@ -89,7 +93,7 @@
 
 /// Bindings of the host imports and shared types, generated from the WIT
 /// package `outreach:plugin@0.1.0`. Most plugins only need [`types`],
-/// [`http`] and [`log`].
+/// [`http`], [`ai`] and [`log`].
 #[allow(missing_docs, clippy::all, unsafe_code)]
 pub mod bindings {
     wit_bindgen::generate!({
@@ -100,6 +104,7 @@ pub mod bindings {
     });
 }
 
+pub mod ai;
 pub mod http;
 pub mod json;
 pub mod kinds;
@@ -120,7 +125,7 @@ pub mod prelude {
     pub use crate::kinds::*;
     pub use crate::testing;
     pub use crate::types::*;
-    pub use crate::{base_url, log};
+    pub use crate::{ai, base_url, log};
 }
 
 #[doc(hidden)]

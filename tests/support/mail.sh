@@ -4,8 +4,10 @@
 #
 #   127.0.0.1:12525  Postfix's smtp-sink: announces AUTH, accepts any login
 #                    and discards every message.
-#   127.0.0.1:11143  a private Dovecot, plaintext IMAP (no TLS), one user
-#                    seller@outreach.test / mail-pass-1 with an empty INBOX.
+#   127.0.0.1:11143  a private Dovecot, plaintext IMAP (no TLS), the user
+#                    seller@outreach.test / mail-pass-1 with an empty INBOX, and
+#                    any other user with the password inbox-pass-1 (the inbox
+#                    tests give each test its own mailbox this way).
 #
 # Idempotent: a peer that already answers is reused, so running this before
 # every test run costs nothing. Installs postfix and dovecot-imapd from
@@ -50,16 +52,10 @@ if ! answers "$smtp_port"; then
     wait_for smtp-sink "$smtp_port" "$dir/smtp-sink.log"
 fi
 
-if ! answers "$imap_port"; then
-    # Mail belongs to uid 65534 because Dovecot refuses uid 0 for mail
-    # processes; the Maildir's cur/new/tmp must exist for SELECT INBOX.
-    maildir="$dir/mail/$user/Maildir"
-    mkdir -p "$maildir/cur" "$maildir/new" "$maildir/tmp" "$dir/run" "$dir/state"
-    chown -R 65534:65534 "$dir/mail"
-    printf '%s:{PLAIN}%s\n' "$user" "$password" >"$dir/users"
-    # Dovecot's default_internal_user (dovecot) must be able to read it.
-    chmod 644 "$dir/users"
-    cat >"$dir/dovecot.conf" <<EOF
+# The configuration is compared with the running one's: a Dovecot started
+# with an older configuration is stopped and started again.
+write_dovecot_conf() {
+    cat <<EOF
 # Private test instance: its own directories, so it never touches (or needs)
 # the machine's Dovecot configuration.
 base_dir = $dir/run
@@ -75,6 +71,13 @@ mail_location = maildir:$dir/mail/%u/Maildir
 passdb {
   driver = passwd-file
   args = scheme=PLAIN username_format=%u $dir/users
+  result_failure = continue
+  result_internalfail = continue
+}
+# Any other user name logs in with inbox-pass-1 and gets its own Maildir.
+passdb {
+  driver = static
+  args = password=inbox-pass-1
 }
 userdb {
   driver = static
@@ -94,6 +97,22 @@ service anvil {
   chroot =
 }
 EOF
+}
+if answers "$imap_port" && ! write_dovecot_conf | cmp -s - "$dir/dovecot.conf"; then
+    kill "$(cat "$dir/run/master.pid" 2>/dev/null)" 2>/dev/null || true
+    for _ in $(seq 1 50); do answers "$imap_port" || break; sleep 0.1; done
+fi
+
+if ! answers "$imap_port"; then
+    # Mail belongs to uid 65534 because Dovecot refuses uid 0 for mail
+    # processes; the Maildir's cur/new/tmp must exist for SELECT INBOX.
+    maildir="$dir/mail/$user/Maildir"
+    mkdir -p "$maildir/cur" "$maildir/new" "$maildir/tmp" "$dir/run" "$dir/state"
+    chown -R 65534:65534 "$dir/mail"
+    printf '%s:{PLAIN}%s\n' "$user" "$password" >"$dir/users"
+    # Dovecot's default_internal_user (dovecot) must be able to read it.
+    chmod 644 "$dir/users"
+    write_dovecot_conf >"$dir/dovecot.conf"
     # Without -F Dovecot daemonises itself once its listeners are bound.
     dovecot -c "$dir/dovecot.conf" >"$dir/dovecot.start.log" 2>&1 \
         || { cat "$dir/dovecot.start.log" "$dir/dovecot.log" >&2 2>/dev/null; exit 1; }

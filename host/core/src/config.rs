@@ -73,6 +73,17 @@ pub struct Config {
     /// (1-50). Hosted mailboxes limit concurrent sessions per user (about
     /// ten at the large providers); own servers allow more.
     pub sender_connections_per_account: u64,
+    /// Seconds between two polls of a send account's IMAP INBOX for replies
+    /// (1-3600). Servers that offer IDLE report new mail sooner.
+    pub inbox_poll_interval_secs: u64,
+    /// `authserv-id`s of receiving servers whose `Authentication-Results`
+    /// headers the inbox trusts for its spoofing check; replies without one
+    /// are checked by the inbox itself (DKIM, SPF).
+    pub inbox_trusted_authserv_ids: Vec<String>,
+    /// The reply-classifier plugin the inbox uses for human replies, by
+    /// plugin id. Empty: the LLM classifier when the account has an AI key,
+    /// else the rules classifier.
+    pub inbox_reply_classifier: String,
     pub smtp: SmtpConfig,
     /// Raw requests kept per account for recent activity (at least 10);
     /// older raw rows are deleted, their counts live on in the rollups.
@@ -124,6 +135,9 @@ impl Default for Config {
             dns_nameservers: Vec::new(),
             sender_lease_secs: 300,
             sender_connections_per_account: 4,
+            inbox_poll_interval_secs: 60,
+            inbox_trusted_authserv_ids: Vec::new(),
+            inbox_reply_classifier: String::new(),
             smtp: SmtpConfig {
                 port: 587,
                 security: "starttls".into(),
@@ -236,6 +250,15 @@ impl Config {
             self.sender_connections_per_account =
                 parse("OUTREACH_SENDER_CONNECTIONS_PER_ACCOUNT", v)?;
         }
+        if let Some(v) = get("OUTREACH_INBOX_POLL_INTERVAL_SECS") {
+            self.inbox_poll_interval_secs = parse("OUTREACH_INBOX_POLL_INTERVAL_SECS", v)?;
+        }
+        if let Some(v) = get("OUTREACH_INBOX_TRUSTED_AUTHSERV_IDS") {
+            self.inbox_trusted_authserv_ids = list(v);
+        }
+        if let Some(v) = get("OUTREACH_INBOX_REPLY_CLASSIFIER") {
+            self.inbox_reply_classifier = v;
+        }
         if let Some(v) = get("OUTREACH_SMTP_HOST") {
             self.smtp.host = v;
         }
@@ -296,6 +319,10 @@ impl Config {
         anyhow::ensure!(
             (1..=50).contains(&self.sender_connections_per_account),
             "sender_connections_per_account must be 1-50"
+        );
+        anyhow::ensure!(
+            (1..=3600).contains(&self.inbox_poll_interval_secs),
+            "inbox_poll_interval_secs must be 1-3600"
         );
         for proxy in &self.trusted_proxies {
             crate::http::client_ip::parse_net(proxy)
@@ -469,6 +496,25 @@ sender_lease_secs = 300
 # providers); a server of your own may allow more. Environment:
 # OUTREACH_SENDER_CONNECTIONS_PER_ACCOUNT.
 sender_connections_per_account = 4
+
+# Seconds between two polls of each send account's IMAP INBOX for replies,
+# 1-3600. Servers that offer IDLE report new mail between polls. Environment:
+# OUTREACH_INBOX_POLL_INTERVAL_SECS.
+inbox_poll_interval_secs = 60
+
+# authserv-ids (the first word of an Authentication-Results header) of the
+# receiving mail servers whose SPF, DKIM and DMARC verdicts the inbox trusts
+# when it checks replies for spoofing, for example ["mx.google.com"]. Replies
+# without a trusted header are checked by the inbox itself (DKIM and SPF
+# against the Received chain). Environment: OUTREACH_INBOX_TRUSTED_AUTHSERV_IDS,
+# comma-separated.
+inbox_trusted_authserv_ids = []
+
+# The reply-classifier plugin (by id) the inbox uses for human replies. Empty:
+# the first-party LLM classifier when the account has an AI key, else the
+# rules classifier. Bounces, complaints and auto-replies are always labelled
+# by the rules classifier. Environment: OUTREACH_INBOX_REPLY_CLASSIFIER.
+inbox_reply_classifier = ""
 
 # Base-URL overrides for vendor adapters, by vendor identifier, for example
 # openai = "https://my-gateway.example.com". Without an entry an adapter uses

@@ -30,7 +30,7 @@ mod util;
 
 use serde::Serialize;
 
-pub use subject::{normalise_subject, thread_id};
+pub use subject::{normalise_subject, strip_subject_prefixes, thread_id};
 
 /// Bytes of a raw message that are handed to the MIME parser; a 20 MB attachment
 /// must not cost 20 MB of decoding on every poll, and the text we need comes first.

@@ -15,6 +15,16 @@ use crate::util::regex;
 /// prefixes (`Automatic reply:`, `Out of Office:`, `Abwesenheitsnotiz:`...);
 /// keeps `[tags]`; collapses whitespace; lowercases.
 pub fn normalise_subject(subject: &str) -> String {
+    strip_subject_prefixes(subject)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+}
+
+/// The subject without its reply, forward and auto-reply prefixes, case and
+/// inner spacing kept: what an inbox shows as a conversation's subject.
+pub fn strip_subject_prefixes(subject: &str) -> &str {
     let prefix = regex!(
         r"(?i)^\s*(re|r|rif|i|aw|antw|antwort|wg|fw|fwd|fwd?\.?|tr|trans|sv|vs|vb|rv|res|enc|odp|pd|doorst|ynt|iltr|réf|ref|πρθ|σχετ|на|回复|回覆|转发|轉寄|答复|automatic reply|auto reply|autoreply|auto-reply|out of office|out of the office|abwesenheitsnotiz|automatische antwort|réponse automatique|respuesta automática|risposta automatica|automatisch antwoord|resposta automática)\s*(\[\d+\]|\^\d+|\(\d+\))?\s*[:：]\s*"
     );
@@ -26,10 +36,7 @@ pub fn normalise_subject(subject: &str) -> String {
         }
         s = &s[m.end()..];
     }
-    s.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_lowercase()
+    s.trim_end()
 }
 
 /// The stable thread key of spec/1: the first 32 hex characters of

@@ -60,6 +60,7 @@ pub const AREA: Area = Area {
     public: tracking::routes::public_router,
     extend: |state, ext| {
         ext.insert(sender::Sender::new(state));
+        ext.insert(inbox::Inbox::new(state));
     },
     workers: start_workers,
 };
@@ -68,4 +69,5 @@ pub const AREA: Area = Area {
 fn start_workers(state: &outreach_core::state::AppState) {
     sender::start_workers(state);
     send_account_warmup::start_workers(state);
+    inbox::start_workers(state);
 }

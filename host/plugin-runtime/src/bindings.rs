@@ -1,5 +1,5 @@
 //! Host bindings generated from the WIT package. The host imports (types,
-//! http, log) are generated once in `shared`, and every kind world maps them
+//! http, log, ai) are generated once in `shared`, and every kind world maps them
 //! there, so one `Host` implementation and one `Linker` serve all kinds.
 
 #![allow(missing_docs, clippy::all)]
@@ -29,6 +29,22 @@ macro_rules! kind_world {
             });
         }
     };
+    // Reply classifiers import the host's AI and no HTTP.
+    (@ai $module:ident, $world:literal) => {
+        pub mod $module {
+            wasmtime::component::bindgen!({
+                path: "../../wit",
+                world: $world,
+                imports: { default: async },
+                exports: { default: async },
+                with: {
+                    "outreach:plugin/types": super::shared::outreach::plugin::types,
+                    "outreach:plugin/log": super::shared::outreach::plugin::log,
+                    "outreach:plugin/ai": super::shared::outreach::plugin::ai,
+                },
+            });
+        }
+    };
     // Template packs import no HTTP, and bindgen refuses unused `with` keys.
     (@data $module:ident, $world:literal) => {
         pub mod $module {
@@ -51,5 +67,6 @@ kind_world!(email_verifier, "email-verifier");
 kind_world!(contact_enricher, "contact-enricher");
 kind_world!(workflow_action, "workflow-action");
 kind_world!(@data template_pack, "template-pack");
+kind_world!(@ai reply_classifier, "reply-classifier");
 
 pub use shared::outreach::plugin::types;

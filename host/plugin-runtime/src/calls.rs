@@ -26,7 +26,7 @@ type GuestResult<T> = wasmtime::Result<Result<T, PluginError>>;
 const METADATA_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl PluginRuntime {
-    fn plugin_of(
+    pub(crate) fn plugin_of(
         &self,
         id: &str,
         expected: crate::manifest::PluginKind,
@@ -188,6 +188,12 @@ impl PluginRuntime {
                 outreach_plugin_template_source,
                 call_metadata,
                 PluginMetadata::TemplatePack
+            ),
+            KindPre::Classifier(pre) => meta!(
+                pre,
+                outreach_plugin_classifier,
+                call_metadata,
+                PluginMetadata::ReplyClassifier
             ),
         })
     }

@@ -10,7 +10,7 @@ use std::time::Duration;
 /// a `0.x` package a minor bump may change types.
 pub const WIT_API_VERSION: &str = "0.1.0";
 
-/// The five plugin kinds, one WIT world each.
+/// The six plugin kinds, one WIT world each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PluginKind {
@@ -19,15 +19,17 @@ pub enum PluginKind {
     ContactEnricher,
     WorkflowAction,
     TemplatePack,
+    ReplyClassifier,
 }
 
 impl PluginKind {
-    pub const ALL: [PluginKind; 5] = [
+    pub const ALL: [PluginKind; 6] = [
         PluginKind::LlmProvider,
         PluginKind::EmailVerifier,
         PluginKind::ContactEnricher,
         PluginKind::WorkflowAction,
         PluginKind::TemplatePack,
+        PluginKind::ReplyClassifier,
     ];
 
     /// The WIT world name, which is also the `kind` string of the manifest.
@@ -38,6 +40,7 @@ impl PluginKind {
             PluginKind::ContactEnricher => "contact-enricher",
             PluginKind::WorkflowAction => "workflow-action",
             PluginKind::TemplatePack => "template-pack",
+            PluginKind::ReplyClassifier => "reply-classifier",
         }
     }
 
@@ -47,6 +50,13 @@ impl PluginKind {
             self,
             PluginKind::LlmProvider | PluginKind::EmailVerifier | PluginKind::ContactEnricher
         )
+    }
+
+    /// Whether the kind's world imports `http`. Template packs are pure data
+    /// and reply classifiers reach a model only through the `ai` import, so
+    /// neither gets network access whatever its manifest says.
+    pub fn has_network(self) -> bool {
+        !matches!(self, PluginKind::TemplatePack | PluginKind::ReplyClassifier)
     }
 }
 
@@ -293,5 +303,21 @@ allowed_hosts = ["https://api.acme.com"]
         assert!(e.to_string().contains("limits.memory_mb"), "{e}");
         let e = Manifest::parse(&format!("{OK}\nsurprise = 1\n")).unwrap_err();
         assert!(e.to_string().contains("unknown field"), "{e}");
+    }
+
+    #[test]
+    fn reply_classifiers_need_no_vendor_fields() {
+        let m = Manifest::parse(
+            "id = \"rc\"\nkind = \"reply-classifier\"\nversion = \"1\"\napi_version = \"0.1.0\"\n",
+        )
+        .unwrap();
+        assert_eq!(m.kind, PluginKind::ReplyClassifier);
+        assert_eq!(m.kind.as_str(), "reply-classifier");
+        assert!(!m.kind.is_vendor() && !m.kind.has_network());
+        let e = Manifest::parse(&OK.replace("email-verifier", "mail-robot")).unwrap_err();
+        assert!(
+            e.to_string().ends_with("template-pack, reply-classifier"),
+            "{e}"
+        );
     }
 }

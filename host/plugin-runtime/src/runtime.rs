@@ -1,7 +1,8 @@
 //! `PluginRuntime`: the engine, the linker, and the registry of loaded plugins.
 
 use crate::bindings::{
-    contact_enricher, email_verifier, llm_provider, shared, template_pack, workflow_action,
+    contact_enricher, email_verifier, llm_provider, reply_classifier, shared, template_pack,
+    workflow_action,
 };
 use crate::engine::{self, Compiler, EpochTicker};
 use crate::error::LoadError;
@@ -77,6 +78,7 @@ pub enum PluginMetadata {
     ContactEnricher(shared::outreach::plugin::types::VendorMetadata),
     WorkflowAction(crate::canonical::ActionDescriptor),
     TemplatePack(shared::outreach::plugin::types::PackMetadata),
+    ReplyClassifier(shared::outreach::plugin::types::ClassifierMetadata),
 }
 
 pub(crate) enum KindPre {
@@ -85,6 +87,7 @@ pub(crate) enum KindPre {
     Enricher(contact_enricher::ContactEnricherPre<CallState>),
     Action(workflow_action::WorkflowActionPre<CallState>),
     Pack(template_pack::TemplatePackPre<CallState>),
+    Classifier(reply_classifier::ReplyClassifierPre<CallState>),
 }
 
 pub(crate) struct LoadedPlugin {
@@ -224,7 +227,7 @@ impl PluginRuntime {
         let component = self.inner.compiler.load(wasm, &sha256)?;
         let pre = self.inner.linker.instantiate_pre(&component).map_err(|e| {
             LoadError(format!(
-                "component needs imports this host does not provide (only outreach:plugin/http, outreach:plugin/log and sandboxed WASI are offered): {}",
+                "component needs imports this host does not provide (only outreach:plugin/http, outreach:plugin/log, outreach:plugin/ai and sandboxed WASI are offered): {}",
                 engine::root_cause(&e)
             ))
         })?;
@@ -252,8 +255,11 @@ impl PluginRuntime {
             PluginKind::TemplatePack => {
                 KindPre::Pack(template_pack::TemplatePackPre::new(pre).map_err(world_err)?)
             }
+            PluginKind::ReplyClassifier => KindPre::Classifier(
+                reply_classifier::ReplyClassifierPre::new(pre).map_err(world_err)?,
+            ),
         };
-        let net = (manifest.kind != PluginKind::TemplatePack).then(|| {
+        let net = manifest.kind.has_network().then(|| {
             Arc::new(NetAccess {
                 client: self.inner.client.clone(),
                 rules: manifest.allowed_hosts.clone(),
@@ -423,6 +429,14 @@ fn check_metadata(m: &Manifest, meta: &PluginMetadata) -> Result<(), LoadError> 
             None
         }
         PluginMetadata::TemplatePack(_) => None,
+        PluginMetadata::ReplyClassifier(c) => {
+            if c.name.trim().is_empty() || c.model.trim().is_empty() {
+                return Err(LoadError(
+                    "classifier metadata must name the classifier and its model".into(),
+                ));
+            }
+            None
+        }
     };
     if let (Some(claimed), Some(vendor)) = (claimed, &m.vendor)
         && claimed != vendor

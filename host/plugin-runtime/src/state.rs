@@ -1,8 +1,10 @@
 //! Per-call store state: a WASI context with no ambient authority, the
-//! resource limiter, the CPU budget, and the host imports (guarded HTTP, log).
+//! resource limiter, the CPU budget, and the host imports (guarded HTTP, log,
+//! AI through the call's bridge).
 
+use crate::ai::{AiBridge, MAX_AI_CALLS_PER_CALL, NO_AI_PROVIDER};
 use crate::allow::{self, HostRule};
-use crate::bindings::shared::outreach::plugin::{http, log, types};
+use crate::bindings::shared::outreach::plugin::{ai, http, log, types};
 use outreach_ssrf::{GuardError, GuardedClient, GuardedRequest, Method, Url};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -78,6 +80,9 @@ pub(crate) struct CallState {
     pub(crate) denials: Vec<String>,
     pub(crate) stderr: MemoryOutputPipe,
     deadline: Instant,
+    /// The `ai` import's bridge for this call (reply classifiers), if any.
+    pub(crate) ai: Option<Arc<dyn AiBridge>>,
+    ai_calls: u32,
 }
 
 pub(crate) struct CallSetup {
@@ -116,6 +121,8 @@ impl CallState {
             denials: Vec::new(),
             stderr,
             deadline: Instant::now() + setup.timeout,
+            ai: None,
+            ai_calls: 0,
         }
     }
 
@@ -158,6 +165,25 @@ impl log::Host for CallState {
     }
 }
 
+impl ai::Host for CallState {
+    async fn complete(
+        &mut self,
+        request: types::CompletionRequest,
+    ) -> Result<types::CompletionResponse, types::PluginError> {
+        let Some(bridge) = self.ai.clone() else {
+            return Err(types::PluginError::Permanent(NO_AI_PROVIDER.into()));
+        };
+        if self.ai_calls >= MAX_AI_CALLS_PER_CALL {
+            tracing::warn!(plugin = %self.plugin, "plugin AI completion refused: call cap reached");
+            return Err(types::PluginError::Permanent(format!(
+                "at most {MAX_AI_CALLS_PER_CALL} AI completions per plugin call"
+            )));
+        }
+        self.ai_calls += 1;
+        bridge.complete(request).await
+    }
+}
+
 fn method(m: http::Method) -> Method {
     match m {
         http::Method::Get => Method::GET,
@@ -173,7 +199,7 @@ impl http::Host for CallState {
     async fn send(&mut self, req: http::Request) -> Result<http::Response, http::HttpError> {
         let Some(net) = self.net.clone() else {
             let msg = format!(
-                "plugin {} has no network access (template packs never do)",
+                "plugin {} has no network access (template packs and reply classifiers never do)",
                 self.plugin
             );
             return Err(self.deny(msg));

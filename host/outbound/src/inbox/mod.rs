@@ -8,15 +8,32 @@
 //!   it answers, threaded and stored; `effects.rs`: what a bounce,
 //!   complaint, auto-reply or reply does to its enrollment.
 //! - `classify.rs`: the classification worker over the reply-classifier
-//!   plugins; `spoofing.rs`: the sender-authentication check.
+//!   plugins; `spoofing.rs`: the sender-authentication check;
+//!   `reply_store.rs`: the SQL of collection and classification.
 
+pub mod classify;
+pub mod collect;
+pub mod effects;
+pub mod ingest;
+pub mod reply_store;
 pub mod routes;
 pub mod service;
+pub mod spoofing;
 pub mod store;
 pub mod suggest;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod collect_tests;
+
+pub use collect::Inbox;
+
+/// The inbox's background loops: the IMAP poller and the classifier.
+pub fn start_workers(state: &outreach_core::state::AppState) {
+    tokio::spawn(collect::run(state.clone()));
+    tokio::spawn(classify::run(state.clone()));
+}
 
 /// How often the classification worker looks for unclassified replies; the
 /// reclassify answer's `next_run_within_seconds`.

@@ -26,48 +26,7 @@ pub async fn check_imap(
     timeout: Duration,
 ) -> Result<(), MailError> {
     within(timeout, server, "IMAP", async {
-        let tcp = connect(policy, server, "IMAP", timeout).await?;
-        let implicit_tls = server.port == IMPLICIT_TLS_PORT;
-        let stream = if implicit_tls {
-            MailStream::Tls(Box::new(
-                handshake(tcp, &server.host).await.map_err(MailError::Failed)?,
-            ))
-        } else {
-            MailStream::Plain(tcp)
-        };
-        let mut client = Client::new(stream);
-        let mut starttls = greeting(&mut client).await?;
-
-        if !implicit_tls {
-            if starttls.is_none() {
-                starttls = Some(offers_starttls(&mut client).await?);
-            }
-            if starttls == Some(true) {
-                client
-                    .run_command_and_check_ok("STARTTLS", None)
-                    .await
-                    .map_err(|e| failed("IMAP STARTTLS failed", &e))?;
-                let MailStream::Plain(tcp) = client.into_inner() else {
-                    unreachable!("only a plain connection is upgraded");
-                };
-                let tls = handshake(tcp, &server.host)
-                    .await
-                    .map_err(MailError::Failed)?;
-                client = Client::new(MailStream::Tls(Box::new(tls)));
-            } else if !allow_plaintext {
-                return Err(MailError::Failed(format!(
-                    "IMAP server offers no TLS (no STARTTLS on port {}, and port {IMPLICIT_TLS_PORT} \
-                     is the implicit-TLS port); the password is sent in plain text only when \
-                     smtp_encryption is \"none\"",
-                    server.port
-                )));
-            }
-        }
-
-        let mut session = client
-            .login(&server.username, &server.password)
-            .await
-            .map_err(|(e, _)| failed("IMAP login failed", &e))?;
+        let mut session = login(policy, server, allow_plaintext, timeout).await?;
         session
             .select("INBOX")
             .await
@@ -78,6 +37,72 @@ pub async fn check_imap(
         Ok(())
     })
     .await
+}
+
+/// An IMAP session logged in to `server`, for the inbox poller. The caller
+/// bounds the whole exchange with its own timeout.
+pub(crate) async fn open_session(
+    policy: &GuardPolicy,
+    server: &MailServer,
+    allow_plaintext: bool,
+    timeout: Duration,
+) -> Result<ImapSession, MailError> {
+    within(timeout, server, "IMAP", login(policy, server, allow_plaintext, timeout)).await
+}
+
+/// A logged-in IMAP session over a plain or TLS stream.
+pub(crate) type ImapSession = async_imap::Session<MailStream>;
+
+/// Connects, reads the greeting, secures the connection by the port rule
+/// and logs in.
+async fn login(
+    policy: &GuardPolicy,
+    server: &MailServer,
+    allow_plaintext: bool,
+    timeout: Duration,
+) -> Result<ImapSession, MailError> {
+    let tcp = connect(policy, server, "IMAP", timeout).await?;
+    let implicit_tls = server.port == IMPLICIT_TLS_PORT;
+    let stream = if implicit_tls {
+        MailStream::Tls(Box::new(
+            handshake(tcp, &server.host).await.map_err(MailError::Failed)?,
+        ))
+    } else {
+        MailStream::Plain(tcp)
+    };
+    let mut client = Client::new(stream);
+    let mut starttls = greeting(&mut client).await?;
+
+    if !implicit_tls {
+        if starttls.is_none() {
+            starttls = Some(offers_starttls(&mut client).await?);
+        }
+        if starttls == Some(true) {
+            client
+                .run_command_and_check_ok("STARTTLS", None)
+                .await
+                .map_err(|e| failed("IMAP STARTTLS failed", &e))?;
+            let MailStream::Plain(tcp) = client.into_inner() else {
+                unreachable!("only a plain connection is upgraded");
+            };
+            let tls = handshake(tcp, &server.host)
+                .await
+                .map_err(MailError::Failed)?;
+            client = Client::new(MailStream::Tls(Box::new(tls)));
+        } else if !allow_plaintext {
+            return Err(MailError::Failed(format!(
+                "IMAP server offers no TLS (no STARTTLS on port {}, and port {IMPLICIT_TLS_PORT} \
+                 is the implicit-TLS port); the password is sent in plain text only when \
+                 smtp_encryption is \"none\"",
+                server.port
+            )));
+        }
+    }
+
+    client
+        .login(&server.username, &server.password)
+        .await
+        .map_err(|(e, _)| failed("IMAP login failed", &e))
 }
 
 /// Reads the greeting. Refuses a BYE or NO greeting with the server's text;
@@ -136,7 +161,7 @@ fn has_starttls(caps: &[Capability<'_>]) -> bool {
 /// `what: <server text>` from async-imap's error. A NO or BAD reply reaches
 /// us as `code: .., info: ..` in Debug notation; the response code and the
 /// text are pulled out so the customer reads what the server said.
-fn failed(what: &str, e: &async_imap::error::Error) -> MailError {
+pub(crate) fn failed(what: &str, e: &async_imap::error::Error) -> MailError {
     use async_imap::error::Error;
     let text = match e {
         Error::No(detail) | Error::Bad(detail) => server_text(detail),

@@ -47,6 +47,7 @@ use outreach_ssrf::{GuardError, GuardPolicy};
 use tokio::net::TcpStream;
 
 pub use imap::check_imap;
+pub(crate) use imap::{ImapSession, failed as imap_failure, open_session};
 pub use smtp::{check_smtp, connect_smtp};
 
 /// How the SMTP connection is secured: spec's `smtp_encryption` values.

@@ -1,0 +1,360 @@
+//! The classification worker: labels new replies (and those reclassify
+//! cleared) through the reply-classifier plugins, then applies each reply's
+//! effects once (`effects.rs`), in one transaction per reply.
+//!
+//! Which classifier: bounces, complaints and auto-replies always go to the
+//! rules classifier (their structure decides, and an LLM would only cost
+//! money); human replies go to the operator's `inbox_reply_classifier`
+//! when set, else to the LLM classifier when the account has an AI key,
+//! else to the rules classifier. A failing plugin falls back to the rules
+//! classifier, and a missing rules plugin to the same rules compiled in, so
+//! a reply is never left unlabelled by a plugin problem.
+//!
+//! Replies suspected of spoofing are never claimed: their classification
+//! is deferred, so they cannot move an enrollment.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use sqlx::{AnyConnection, Row};
+use tracing::Instrument;
+
+use super::effects::{self, Classified};
+use outreach_core::state::AppState;
+use outreach_core::store::Backend;
+use outreach_mail_analysis::rules;
+use outreach_core::error::ApiError;
+use outreach_plugin_runtime::{
+    AiBridge, AiFuture, CompletionRequest, CompletionResponse, PluginError, ReplyInput,
+};
+use outreach_vendors::vendor_keys::catalogue::Family;
+use outreach_vendors::{Actor, VendorsExt};
+
+/// The first-party classifiers' plugin ids.
+pub const RULES_CLASSIFIER: &str = "reply-classifier-rules";
+pub const LLM_CLASSIFIER: &str = "reply-classifier-llm";
+
+/// Action type of the LLM classifier's completions in the vendor ledger.
+pub const ACTION_TYPE: &str = "reply_classifier";
+
+/// Replies claimed per pass.
+const BATCH: i64 = 50;
+
+/// How long a claimed reply stays with its worker (an LLM call may take a
+/// while; a dead worker's replies are claimable again after it).
+const LEASE_MS: i64 = 5 * 60_000;
+
+/// How long an idle worker waits before it looks again; well inside the
+/// reclassify answer's promise (`CLASSIFY_INTERVAL_SECS`).
+const IDLE_WAIT: Duration = Duration::from_secs(5);
+
+/// The loop `outreach serve` runs.
+pub async fn run(state: AppState) {
+    let owner = format!("classifier-{}", uuid::Uuid::new_v4().simple());
+    loop {
+        let span = tracing::info_span!("job", name = "inbox.classify");
+        match classify_due(&state, &owner).instrument(span).await {
+            Ok(n) if n as i64 >= BATCH => continue,
+            Ok(_) => {}
+            Err(e) => tracing::error!(error = %e, "classifying replies failed"),
+        }
+        tokio::time::sleep(IDLE_WAIT).await;
+    }
+}
+
+/// A claimed reply.
+struct Pending {
+    id: i64,
+    account_id: i64,
+    thread_row_id: i64,
+    kind: String,
+    headers: Vec<(String, String)>,
+    subject: String,
+    body_text: String,
+    override_label: Option<String>,
+    effects_applied: bool,
+    effects: Classified,
+}
+
+/// One pass: claims up to a batch of unclassified replies and classifies
+/// them. Returns how many it classified.
+pub async fn classify_due(state: &AppState, owner: &str) -> sqlx::Result<usize> {
+    let now = state.clock.now_ms();
+    let pending = claim(state, owner, now).await?;
+    let mut done = 0;
+    for p in &pending {
+        let original = original_subject(state, p.effects.sequence_message_id).await?;
+        let verdict = classify_one(state, p, original.as_deref()).await;
+        save(state, owner, p, &verdict).await?;
+        done += 1;
+    }
+    Ok(done)
+}
+
+async fn claim(state: &AppState, owner: &str, now: i64) -> sqlx::Result<Vec<Pending>> {
+    let lock = match state.db.backend {
+        Backend::Postgres => "FOR UPDATE SKIP LOCKED",
+        Backend::Sqlite => "",
+    };
+    let sql = format!(
+        "UPDATE inbox_replies SET classify_lease_owner = $1, classify_lease_until = $2
+         WHERE id IN (
+             SELECT id FROM inbox_replies
+             WHERE classified_at IS NULL AND spoofing_suspected = 0
+               AND (classify_lease_until IS NULL OR classify_lease_until < $3)
+             ORDER BY id LIMIT $4 {lock})
+         RETURNING id, account_id, thread_row_id, kind, headers, subject, body_text,
+             manually_overridden_to, effects_applied_at, send_account_id, bounce_type,
+             bounce_reason, failed_recipient, return_at, sequence_message_id"
+    );
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(owner)
+        .bind(now + LEASE_MS)
+        .bind(now)
+        .bind(BATCH)
+        .fetch_all(&state.db.pool)
+        .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let headers: String = r.try_get(4)?;
+        let kind: String = r.try_get(3)?;
+        let applied: Option<i64> = r.try_get(8)?;
+        let id: i64 = r.try_get(0)?;
+        let account_id: i64 = r.try_get(1)?;
+        out.push(Pending {
+            id,
+            account_id,
+            thread_row_id: r.try_get(2)?,
+            headers: serde_json::from_str(&headers).unwrap_or_default(),
+            subject: r.try_get(5)?,
+            body_text: r.try_get(6)?,
+            override_label: r.try_get(7)?,
+            effects_applied: applied.is_some(),
+            effects: Classified {
+                reply_id: id,
+                account_id,
+                send_account_id: r.try_get(9)?,
+                kind: kind.clone(),
+                bounce_type: r.try_get(10)?,
+                bounce_reason: r.try_get(11)?,
+                failed_recipient: r.try_get(12)?,
+                return_at: r.try_get(13)?,
+                sequence_message_id: r.try_get(14)?,
+                label: String::new(),
+            },
+            kind,
+        });
+    }
+    out.sort_by_key(|p| p.id);
+    Ok(out)
+}
+
+async fn original_subject(state: &AppState, message: Option<i64>) -> sqlx::Result<Option<String>> {
+    let Some(message) = message else {
+        return Ok(None);
+    };
+    let subject: Option<Option<String>> =
+        sqlx::query_scalar("SELECT subject FROM sequence_messages WHERE id = $1")
+            .bind(message)
+            .fetch_optional(&state.db.pool)
+            .await?;
+    Ok(subject.flatten())
+}
+
+/// A label with where it came from.
+#[derive(Debug, Clone)]
+pub struct Verdict {
+    pub label: String,
+    pub confidence: f64,
+    pub model: String,
+    pub provider: String,
+}
+
+async fn classify_one(state: &AppState, p: &Pending, original: Option<&str>) -> Verdict {
+    let input = ReplyInput {
+        headers: p.headers.clone(),
+        subject: p.subject.clone(),
+        text: p.body_text.clone(),
+        original_subject: original.map(str::to_owned),
+    };
+    if p.kind == "reply" {
+        let chosen = &state.config.inbox_reply_classifier;
+        let plugin = if !chosen.is_empty() {
+            Some(chosen.as_str())
+        } else if has_ai_key(state, p.account_id).await {
+            Some(LLM_CLASSIFIER)
+        } else {
+            None
+        };
+        if let Some(plugin) = plugin.filter(|id| *id != RULES_CLASSIFIER) {
+            let bridge = Arc::new(AccountAi::new(state, p.account_id));
+            let ai: Arc<dyn AiBridge> = bridge.clone();
+            match state
+                .plugins
+                .classify_reply(plugin, input.clone(), Some(ai))
+                .await
+            {
+                Ok(v) => {
+                    let provider = bridge.provider().unwrap_or_else(|| plugin.to_owned());
+                    return Verdict {
+                        label: v.label,
+                        confidence: v.confidence,
+                        model: v.model,
+                        provider,
+                    };
+                }
+                Err(e) => tracing::warn!(reply = p.id, plugin, error = %e,
+                    "reply classifier failed; the rules classifier labels the reply"),
+            }
+        }
+    }
+    match state
+        .plugins
+        .classify_reply(RULES_CLASSIFIER, input.clone(), None)
+        .await
+    {
+        Ok(v) => Verdict {
+            label: v.label,
+            confidence: v.confidence,
+            model: v.model,
+            provider: RULES_CLASSIFIER.to_owned(),
+        },
+        Err(e) => {
+            tracing::warn!(reply = p.id, error = %e, "rules classifier plugin unavailable");
+            compiled_rules(&input)
+        }
+    }
+}
+
+/// The rules classifier compiled into the server: the plugin's own code.
+fn compiled_rules(input: &ReplyInput) -> Verdict {
+    let v = rules::classify(&rules::Input {
+        headers: &input.headers,
+        subject: &input.subject,
+        text: &input.text,
+        original_subject: input.original_subject.as_deref(),
+    });
+    Verdict {
+        label: v.label.to_owned(),
+        confidence: v.confidence,
+        model: rules::MODEL.to_owned(),
+        provider: "outreach".to_owned(),
+    }
+}
+
+async fn has_ai_key(state: &AppState, account_id: i64) -> bool {
+    // The chain answers 400 ("No BYOK provider connected") when empty.
+    state.vendors().chain(account_id, Family::Ai).await.is_ok()
+}
+
+/// Stores the verdict and, the first time, applies the effects; then the
+/// thread shows its latest classified reply's label.
+async fn save(state: &AppState, owner: &str, p: &Pending, v: &Verdict) -> sqlx::Result<()> {
+    let now = state.clock.now_ms();
+    let mut tx = state.db.pool.begin().await?;
+    let saved = sqlx::query(
+        "UPDATE inbox_replies SET classification_label = $1, classification_confidence = $2,
+             classification_model = $3, classification_provider = $4, classified_at = $5,
+             effects_applied_at = COALESCE(effects_applied_at, $5),
+             classify_lease_owner = NULL, classify_lease_until = NULL
+         WHERE id = $6 AND classify_lease_owner = $7 AND classified_at IS NULL",
+    )
+    .bind(&v.label)
+    .bind(v.confidence.clamp(0.0, 1.0))
+    .bind(&v.model)
+    .bind(&v.provider)
+    .bind(now)
+    .bind(p.id)
+    .bind(owner)
+    .execute(&mut *tx)
+    .await?;
+    if saved.rows_affected() == 0 {
+        // The lease ran out and another worker took the reply.
+        return Ok(());
+    }
+    if !p.effects_applied {
+        let mut reply = p.effects.clone();
+        reply.label = p.override_label.clone().unwrap_or_else(|| v.label.clone());
+        effects::apply(&mut tx, &reply, now).await?;
+    }
+    refresh_thread(&mut tx, p.thread_row_id, now).await?;
+    tx.commit().await
+}
+
+/// The thread's `last_classification`: its latest classified reply's label
+/// in force (a manual override, confidence 1.0, else the classifier's).
+pub async fn refresh_thread(conn: &mut AnyConnection, thread_row_id: i64, now: i64) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE inbox_threads SET
+             last_classification = (SELECT COALESCE(manually_overridden_to, classification_label)
+                 FROM inbox_replies WHERE thread_row_id = $1
+                   AND (classified_at IS NOT NULL OR manually_overridden_to IS NOT NULL)
+                 ORDER BY received_at DESC, id DESC LIMIT 1),
+             last_classification_confidence = (SELECT CASE WHEN manually_overridden_to IS NOT NULL
+                     THEN 1.0 ELSE classification_confidence END
+                 FROM inbox_replies WHERE thread_row_id = $1
+                   AND (classified_at IS NOT NULL OR manually_overridden_to IS NOT NULL)
+                 ORDER BY received_at DESC, id DESC LIMIT 1),
+             updated_at = $2
+         WHERE id = $1",
+    )
+    .bind(thread_row_id)
+    .bind(now)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// The `ai` import of a classifier call: completions on the account's AI
+/// key chain, with their cost in the vendor ledger under `reply_classifier`.
+struct AccountAi {
+    state: AppState,
+    actor: Actor,
+    provider: Mutex<Option<String>>,
+}
+
+impl AccountAi {
+    fn new(state: &AppState, account_id: i64) -> AccountAi {
+        AccountAi {
+            state: state.clone(),
+            actor: Actor {
+                account_id,
+                user_key: "inbox-classifier".to_owned(),
+            },
+            provider: Mutex::new(None),
+        }
+    }
+
+    /// The provider that answered the last completion.
+    fn provider(&self) -> Option<String> {
+        self.provider.lock().ok().and_then(|p| p.clone())
+    }
+}
+
+impl AiBridge for AccountAi {
+    fn complete(&self, request: CompletionRequest) -> AiFuture<'_> {
+        Box::pin(async move {
+            let done = self
+                .state
+                .vendors()
+                .complete(&self.actor, ACTION_TYPE, request)
+                .await
+                .map_err(|e| match e {
+                    // Every key failed for now (timeouts, 5xx): a later pass may do.
+                    ApiError::BadGateway(m) => PluginError::Transient(m),
+                    other => PluginError::Permanent(other.to_string()),
+                })?;
+            if let Ok(mut p) = self.provider.lock() {
+                *p = Some(done.provider.clone());
+            }
+            let c = done.completion;
+            Ok(CompletionResponse {
+                model: c.model,
+                content: c.content,
+                prompt_tokens: c.prompt_tokens,
+                completion_tokens: c.completion_tokens,
+                finish_reason: c.finish_reason,
+            })
+        })
+    }
+}

@@ -1,0 +1,204 @@
+//! Reply classifiers (`reply-classifier` world): label an inbound reply to a
+//! sequence step as one of [`REPLY_LABELS`]. The host checks every verdict,
+//! so a plugin cannot store a label the product does not know.
+
+use crate::ai::AiBridge;
+use crate::bindings::types::{self as wit, ReplyInput};
+use crate::error::CallError;
+use crate::manifest::PluginKind;
+use crate::runtime::{KindPre, PluginMetadata, PluginRuntime, PluginSource};
+use serde::Serialize;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The seven reply labels of spec/1, the only ones a classifier may answer.
+pub const REPLY_LABELS: [&str; 7] = [
+    "interested",
+    "not_now",
+    "objection",
+    "ooo",
+    "unsubscribe",
+    "bounce",
+    "other",
+];
+
+/// Characters of a verdict's model name that are kept.
+const MAX_MODEL_CHARS: usize = 200;
+
+/// A checked classifier answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReplyVerdict {
+    /// One of [`REPLY_LABELS`].
+    pub label: String,
+    /// 0.0-1.0 (a finite value outside is clamped).
+    pub confidence: f64,
+    /// The model (or rules revision) that decided: the completion's model for
+    /// an AI classifier, `rules-v1` for the rules; the classifier's metadata
+    /// model when the plugin left it empty.
+    pub model: String,
+    /// Wall-clock time of the call, AI completions included.
+    pub latency_ms: u64,
+}
+
+/// One loaded reply classifier, for picking one.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReplyClassifierInfo {
+    /// Plugin id, the argument of [`PluginRuntime::classify_reply`].
+    pub id: String,
+    /// Display name from the component's metadata.
+    pub name: String,
+    /// Model or rules revision from the component's metadata.
+    pub model: String,
+    pub description: String,
+    /// The classifier calls the `ai` import: it needs an [`AiBridge`] (the
+    /// account's AI keys) and spends AI credits.
+    pub uses_ai: bool,
+    /// An SDK example (`example = true` in its manifest).
+    pub example: bool,
+    pub source: PluginSource,
+}
+
+/// Checks a verdict: the label must be one of the seven exactly, the
+/// confidence a finite number (clamped to 0.0-1.0).
+pub(crate) fn check_verdict(
+    v: wit::ReplyVerdict,
+    metadata_model: &str,
+    latency_ms: u64,
+) -> Result<ReplyVerdict, CallError> {
+    if !REPLY_LABELS.contains(&v.label.as_str()) {
+        let shown: String = v.label.chars().take(100).collect();
+        return Err(CallError::InvalidOutput(format!(
+            "label {shown:?} is not one of {}",
+            REPLY_LABELS.join(", ")
+        )));
+    }
+    if !v.confidence.is_finite() {
+        return Err(CallError::InvalidOutput(format!(
+            "confidence {} is not a number between 0 and 1",
+            v.confidence
+        )));
+    }
+    let model = v.model.trim();
+    let model = if model.is_empty() {
+        metadata_model
+    } else {
+        model
+    };
+    Ok(ReplyVerdict {
+        label: v.label,
+        confidence: v.confidence.clamp(0.0, 1.0),
+        model: model.chars().take(MAX_MODEL_CHARS).collect(),
+        latency_ms,
+    })
+}
+
+impl PluginRuntime {
+    /// Classifies one reply with the `reply-classifier` plugin `plugin_id`.
+    ///
+    /// `ai` answers the plugin's `ai.complete` imports for this call only
+    /// (the calling account's AI key chain); with `None` they fail with
+    /// [`NO_AI_PROVIDER`](crate::NO_AI_PROVIDER), which an AI classifier
+    /// returns as [`CallError::Permanent`]. The usual sandbox applies: a fresh
+    /// store, the manifest's memory cap, CPU deadline and wall-clock timeout
+    /// (which covers the completions), and no network. A verdict whose label
+    /// is not one of [`REPLY_LABELS`] or whose confidence is not a number is
+    /// [`CallError::InvalidOutput`].
+    pub async fn classify_reply(
+        &self,
+        plugin_id: &str,
+        input: ReplyInput,
+        ai: Option<Arc<dyn AiBridge>>,
+    ) -> Result<ReplyVerdict, CallError> {
+        let p = self.plugin_of(plugin_id, PluginKind::ReplyClassifier)?;
+        let KindPre::Classifier(pre) = &p.pre else {
+            unreachable!("kind checked by plugin_of")
+        };
+        let metadata_model = match &p.metadata {
+            Some(PluginMetadata::ReplyClassifier(m)) => m.model.clone(),
+            _ => String::new(),
+        };
+        let started = Instant::now();
+        let verdict = self
+            .invoke(&p, None, true, |mut store| async move {
+                store.data_mut().ai = ai;
+                let r = match pre.instantiate_async(&mut store).await {
+                    Ok(i) => {
+                        i.outreach_plugin_classifier()
+                            .call_classify(&mut store, &input)
+                            .await
+                    }
+                    Err(e) => Err(e),
+                };
+                (store, r)
+            })
+            .await?;
+        check_verdict(
+            verdict,
+            &metadata_model,
+            started.elapsed().as_millis() as u64,
+        )
+    }
+
+    /// Loaded reply classifiers with their metadata, sorted by id.
+    pub fn reply_classifiers(&self) -> Vec<ReplyClassifierInfo> {
+        self.list()
+            .into_iter()
+            .filter_map(|p| match p.metadata {
+                Some(PluginMetadata::ReplyClassifier(m)) => Some(ReplyClassifierInfo {
+                    id: p.id,
+                    name: m.name,
+                    model: m.model,
+                    description: m.description,
+                    uses_ai: m.uses_ai,
+                    example: p.example,
+                    source: p.source,
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// One loaded reply classifier, when `plugin_id` is one.
+    pub fn reply_classifier(&self, plugin_id: &str) -> Option<ReplyClassifierInfo> {
+        self.reply_classifiers()
+            .into_iter()
+            .find(|c| c.id == plugin_id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wit_verdict(label: &str, confidence: f64, model: &str) -> wit::ReplyVerdict {
+        wit::ReplyVerdict {
+            label: label.into(),
+            confidence,
+            model: model.into(),
+        }
+    }
+
+    #[test]
+    fn verdicts_are_checked() {
+        let v = check_verdict(wit_verdict("ooo", 1.7, " gpt "), "m", 3).unwrap();
+        assert_eq!(
+            (v.label.as_str(), v.confidence, v.model.as_str()),
+            ("ooo", 1.0, "gpt")
+        );
+        let v = check_verdict(wit_verdict("other", -0.2, ""), "rules-v1", 3).unwrap();
+        assert_eq!((v.confidence, v.model.as_str()), (0.0, "rules-v1"));
+        for bad in ["Interested", "maybe", "", "ooo "] {
+            let e = check_verdict(wit_verdict(bad, 0.5, "m"), "m", 0).unwrap_err();
+            assert!(
+                matches!(&e, CallError::InvalidOutput(m) if m.contains("is not one of interested, not_now")),
+                "{e}"
+            );
+        }
+        for bad in [f64::NAN, f64::INFINITY] {
+            assert!(matches!(
+                check_verdict(wit_verdict("ooo", bad, "m"), "m", 0),
+                Err(CallError::InvalidOutput(_))
+            ));
+        }
+    }
+}
