@@ -98,7 +98,8 @@ impl PluginRuntime {
     /// `ai` answers the plugin's `ai.complete` imports for this call only
     /// (the calling account's AI key chain); with `None` they fail with
     /// [`NO_AI_PROVIDER`](crate::NO_AI_PROVIDER), which an AI classifier
-    /// returns as [`CallError::Permanent`]. The usual sandbox applies: a fresh
+    /// returns as [`CallError::Permanent`]. A classifier whose metadata says
+    /// `uses_ai: false` never gets the bridge. The usual sandbox applies: a fresh
     /// store, the manifest's memory cap, CPU deadline and wall-clock timeout
     /// (which covers the completions), and no network. A verdict whose label
     /// is not one of [`REPLY_LABELS`] or whose confidence is not a number is
@@ -113,11 +114,34 @@ impl PluginRuntime {
         let KindPre::Classifier(pre) = &p.pre else {
             unreachable!("kind checked by plugin_of")
         };
-        let metadata_model = match &p.metadata {
-            Some(PluginMetadata::ReplyClassifier(m)) => m.model.clone(),
-            _ => String::new(),
+        let (metadata_model, uses_ai) = match &p.metadata {
+            Some(PluginMetadata::ReplyClassifier(m)) => (m.model.clone(), m.uses_ai),
+            _ => (String::new(), false),
         };
+        // A classifier that says it uses no AI gets no bridge: it cannot
+        // spend the account's credits.
+        let ai = ai.filter(|_| uses_ai);
         let started = Instant::now();
+        // The bridge runs an LLM plugin while this call holds its instance
+        // slot; bounding such calls to half the slots keeps the LLM calls
+        // from waiting on the very calls that wait for them.
+        let _nesting = match &ai {
+            Some(_) => Some(
+                tokio::time::timeout(
+                    p.manifest.limits.timeout(),
+                    self.inner.nesting_slots.acquire(),
+                )
+                .await
+                .map_err(|_| {
+                    CallError::Timeout(format!(
+                        "wall-clock timeout of {} ms exceeded waiting for a slot",
+                        p.manifest.limits.timeout_ms
+                    ))
+                })?
+                .map_err(|e| CallError::Instantiate(e.to_string()))?,
+            ),
+            None => None,
+        };
         let verdict = self
             .invoke(&p, None, true, |mut store| async move {
                 store.data_mut().ai = ai;

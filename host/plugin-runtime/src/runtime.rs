@@ -138,6 +138,10 @@ pub(crate) struct Inner {
     /// Calls in flight are bounded by the pool's instance slots, so a burst
     /// waits for a slot (within its timeout) instead of failing.
     pub slots: tokio::sync::Semaphore,
+    /// Calls that wait on nested plugin calls while holding a slot (reply
+    /// classifiers whose `ai` bridge runs an LLM plugin) may hold at most
+    /// half of the slots, so the calls they wait for always find one.
+    pub nesting_slots: tokio::sync::Semaphore,
     _ticker: EpochTicker,
 }
 
@@ -173,6 +177,7 @@ impl PluginRuntime {
             registry: RwLock::new(HashMap::new()),
             seen: Mutex::new(Default::default()),
             slots: tokio::sync::Semaphore::new(engine::MAX_CONCURRENT_CALLS),
+            nesting_slots: tokio::sync::Semaphore::new(engine::MAX_CONCURRENT_CALLS / 2),
         };
         let rt = PluginRuntime {
             inner: Arc::new(inner),

@@ -25,18 +25,18 @@ const CONTACTS: [&str; 5] = [
     "eve@acme.test",
 ];
 
-struct World {
-    app: TestApp,
-    key: String,
-    account_id: i64,
-    mailbox: i64,
+pub(super) struct World {
+    pub app: TestApp,
+    pub key: String,
+    pub account_id: i64,
+    pub mailbox: i64,
     imap_user: String,
-    _smtp: CaptureServer,
-    sequence_id: i64,
+    pub smtp: CaptureServer,
+    pub sequence_id: i64,
 }
 
-async fn world() -> World {
-    let app = TestApp::with_areas(&[crate::AREA], |c| {
+pub(super) async fn world() -> World {
+    let app = TestApp::with_areas(&[outreach_vendors::AREA, crate::AREA], |c| {
         c.inbox_trusted_authserv_ids = vec!["mx.seller.test".into()];
     })
     .await;
@@ -111,13 +111,13 @@ async fn world() -> World {
         account_id: a.account_id,
         mailbox,
         imap_user,
-        _smtp: smtp,
+        smtp,
         sequence_id,
     }
 }
 
 impl World {
-    async fn message_id(&self, to: &str) -> String {
+    pub async fn message_id(&self, to: &str) -> String {
         text(
             &self.app,
             &format!("SELECT message_id FROM sequence_messages WHERE to_email = '{to}'"),
@@ -149,11 +149,11 @@ impl World {
         poll_now(&self.app.state, self.mailbox).await.unwrap();
     }
 
-    async fn classify(&self) -> usize {
+    pub async fn classify(&self) -> usize {
         classify_due(&self.app.state, "test-worker").await.unwrap()
     }
 
-    async fn status(&self, email: &str) -> String {
+    pub async fn status(&self, email: &str) -> String {
         text(
             &self.app,
             &format!("SELECT status FROM enrollments WHERE contact_email = '{email}'"),
@@ -163,7 +163,7 @@ impl World {
         .unwrap()
     }
 
-    async fn outbox(&self, event: &str) -> Vec<Value> {
+    pub async fn outbox(&self, event: &str) -> Vec<Value> {
         let rows: Vec<String> = sqlx::query_scalar(
             "SELECT data FROM event_outbox WHERE account_id = $1 AND event_type = $2 ORDER BY id",
         )
@@ -175,7 +175,7 @@ impl World {
         rows.iter().map(|d| serde_json::from_str(d).unwrap()).collect()
     }
 
-    async fn replies(&self) -> i64 {
+    pub async fn replies(&self) -> i64 {
         scalar(
             &self.app,
             "SELECT COUNT(*) FROM inbox_replies WHERE account_id = $1",

@@ -26,6 +26,8 @@ pub mod suggest;
 mod tests;
 #[cfg(test)]
 mod collect_tests;
+#[cfg(test)]
+mod effects_tests;
 
 pub use collect::Inbox;
 
