@@ -20,10 +20,10 @@ use sqlx::{AnyConnection, Row};
 use tracing::Instrument;
 
 use super::effects::{self, Classified};
+use outreach_core::error::ApiError;
 use outreach_core::state::AppState;
 use outreach_core::store::Backend;
 use outreach_mail_analysis::rules;
-use outreach_core::error::ApiError;
 use outreach_plugin_runtime::{
     AiBridge, AiFuture, CompletionRequest, CompletionResponse, PluginError, ReplyInput,
 };
@@ -283,7 +283,11 @@ async fn save(state: &AppState, owner: &str, p: &Pending, v: &Verdict) -> sqlx::
 
 /// The thread's `last_classification`: its latest classified reply's label
 /// in force (a manual override, confidence 1.0, else the classifier's).
-pub async fn refresh_thread(conn: &mut AnyConnection, thread_row_id: i64, now: i64) -> sqlx::Result<()> {
+pub async fn refresh_thread(
+    conn: &mut AnyConnection,
+    thread_row_id: i64,
+    now: i64,
+) -> sqlx::Result<()> {
     sqlx::query(
         "UPDATE inbox_threads SET
              last_classification = (SELECT COALESCE(manually_overridden_to, classification_label)

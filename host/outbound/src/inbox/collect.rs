@@ -39,8 +39,14 @@ const FETCH_BATCH: usize = 50;
 /// no more than this anyway.
 pub const MAX_FETCH_BYTES: usize = outreach_mail_analysis::MAX_RAW_BYTES;
 
-/// Mailboxes one server watches at once.
-const MAX_WATCHED: usize = 64;
+/// Mailboxes one server watches at once (an IDLE connection is a socket
+/// and a small task).
+const MAX_WATCHED: usize = 256;
+
+/// IDLE rounds (each up to one poll interval) before a watched mailbox goes
+/// back to the queue as due, so that with more mailboxes than watch slots
+/// every mailbox is still polled about every `MAX_IDLE_ROUNDS` intervals.
+const MAX_IDLE_ROUNDS: u32 = 10;
 
 /// The longest a failing mailbox waits between attempts.
 const MAX_BACKOFF_MS: i64 = 3_600_000;
@@ -87,15 +93,19 @@ pub async fn run(state: AppState) {
         if free > 0 {
             let owner = state.ext::<Inbox>().owner.clone();
             let now = state.clock.now_ms();
-            match store::claim_mailboxes(&state.db, &owner, now, now + lease_ms(&state), free).await {
+            match store::claim_mailboxes(&state.db, &owner, now, now + lease_ms(&state), free).await
+            {
                 Ok(leased) => {
                     for m in leased {
                         let Ok(permit) = watching.clone().acquire_owned().await else {
                             return;
                         };
                         let state = state.clone();
-                        let span = tracing::info_span!("job", name = "inbox.poll",
-                            send_account_id = m.send_account_id);
+                        let span = tracing::info_span!(
+                            "job",
+                            name = "inbox.poll",
+                            send_account_id = m.send_account_id
+                        );
                         tokio::spawn(
                             async move {
                                 watch(&state, m).await;
@@ -118,11 +128,16 @@ pub(crate) async fn watch(state: &AppState, m: LeasedMailbox) {
     let inbox = state.ext::<Inbox>();
     let mut session = None;
     let mut m = m;
+    let mut rounds = 0;
     loop {
+        rounds += 1;
         let polled = poll(state, &m, session.take()).await;
         let now = state.clock.now_ms();
         match polled {
-            Ok(Polled { session: Some(s), progress }) => {
+            Ok(Polled {
+                session: Some(s),
+                progress,
+            }) => {
                 m.uidvalidity = Some(progress.0);
                 m.last_uid = progress.1;
                 match idle(s, Duration::from_millis(interval_ms(state) as u64)).await {
@@ -130,10 +145,15 @@ pub(crate) async fn watch(state: &AppState, m: LeasedMailbox) {
                     Err(e) => tracing::debug!(error = %e, "IDLE ended"),
                 }
                 let until = state.clock.now_ms() + lease_ms(state);
-                match store::renew_mailbox(&state.db, m.send_account_id, &inbox.owner, until).await {
-                    Ok(true) if session.is_some() => continue,
+                match store::renew_mailbox(&state.db, m.send_account_id, &inbox.owner, until).await
+                {
+                    Ok(true) if session.is_some() && rounds < MAX_IDLE_ROUNDS => continue,
                     Ok(true) => {
-                        // The IDLE connection broke: poll again now, on a new one.
+                        // The IDLE connection broke, or the mailbox had its
+                        // rounds: due again now, behind mailboxes waiting longer.
+                        if let Some(mut s) = session.take() {
+                            let _ = s.logout().await;
+                        }
                         release(state, &m, now, None).await;
                         return;
                     }
@@ -182,9 +202,14 @@ pub(crate) async fn poll(
             let c = connection(state, m.account_id, m.send_account_id)
                 .await
                 .map_err(|e| e.to_string())?;
-            open_session(&state.outbound, &c.imap, c.allow_plaintext_imap(), IMAP_TIMEOUT)
-                .await
-                .map_err(|e| e.to_string())?
+            open_session(
+                &state.outbound,
+                &c.imap,
+                c.allow_plaintext_imap(),
+                IMAP_TIMEOUT,
+            )
+            .await
+            .map_err(|e| e.to_string())?
         }
     };
     let within = |what: &'static str| move |_| format!("IMAP {what} timed out");
@@ -206,7 +231,10 @@ pub(crate) async fn poll(
         .map_err(within("SEARCH"))?
         .map_err(|e| imap_failure("IMAP SEARCH failed", &e).to_string())?;
     let floor = if fresh { 0 } else { m.last_uid };
-    let mut uids: Vec<u32> = found.into_iter().filter(|u| i64::from(*u) > floor).collect();
+    let mut uids: Vec<u32> = found
+        .into_iter()
+        .filter(|u| i64::from(*u) > floor)
+        .collect();
     uids.sort_unstable();
 
     let inbox = state.ext::<Inbox>();
@@ -216,7 +244,11 @@ pub(crate) async fn poll(
     };
     let mut last = if fresh { 0 } else { m.last_uid };
     for batch in uids.chunks(FETCH_BATCH) {
-        let set = batch.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+        let set = batch
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
         let query = format!("(UID BODY.PEEK[]<0.{MAX_FETCH_BYTES}>)");
         let fetched: Vec<_> = tokio::time::timeout(IMAP_TIMEOUT, async {
             session.uid_fetch(&set, &query).await?.try_collect().await

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use super::classify::classify_due;
 use super::collect::poll_now;
-use crate::sender::worker::run_once;
 use crate::send_accounts::store;
+use crate::sender::worker::run_once;
 use crate::testkit::{exec, scalar, sequence, step, text};
 use outreach_core::accounts::Plan;
 use outreach_core::smtp_capture::CaptureServer;
@@ -86,10 +86,26 @@ pub(super) async fn world() -> World {
         json!({"name": "Outreach", "from_email": "sam@seller.test", "from_name": "Sam"}),
     )
     .await;
-    step(&app, &key, sequence_id, json!({"subject": "Quick question", "body_html": "<p>Hi</p>"})).await;
-    step(&app, &key, sequence_id, json!({"delay_days": 2, "subject": "Following up", "body_html": "<p>Again</p>"})).await;
+    step(
+        &app,
+        &key,
+        sequence_id,
+        json!({"subject": "Quick question", "body_html": "<p>Hi</p>"}),
+    )
+    .await;
+    step(
+        &app,
+        &key,
+        sequence_id,
+        json!({"delay_days": 2, "subject": "Following up", "body_html": "<p>Again</p>"}),
+    )
+    .await;
     let r = app
-        .post(&format!("/v1/sequences/{sequence_id}/activate"), &key, json!({}))
+        .post(
+            &format!("/v1/sequences/{sequence_id}/activate"),
+            &key,
+            json!({}),
+        )
         .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     let contacts: Vec<Value> = CONTACTS
@@ -172,7 +188,9 @@ impl World {
         .fetch_all(&self.app.state.db.pool)
         .await
         .unwrap();
-        rows.iter().map(|d| serde_json::from_str(d).unwrap()).collect()
+        rows.iter()
+            .map(|d| serde_json::from_str(d).unwrap())
+            .collect()
     }
 
     pub async fn replies(&self) -> i64 {
@@ -236,13 +254,27 @@ async fn replies_bounces_auto_replies_and_unsubscribes_are_collected_and_applied
     )
     .into_bytes();
     w.deliver(&[
-        reply("Ann <ann@acme.test>", &ann, "Re: Quick question",
-            "Sounds interesting! Can we set up a call next week?\r\n\r\nOn Sat, Sam wrote:\r\n> Hi"),
+        reply(
+            "Ann <ann@acme.test>",
+            &ann,
+            "Re: Quick question",
+            "Sounds interesting! Can we set up a call next week?\r\n\r\nOn Sat, Sam wrote:\r\n> Hi",
+        ),
         dsn("bob@acme.test", &bob),
         ooo,
-        reply("dan@acme.test", &dan, "Re: Quick question", "Please remove me from your mailing list."),
+        reply(
+            "dan@acme.test",
+            &dan,
+            "Re: Quick question",
+            "Please remove me from your mailing list.",
+        ),
         // Someone else's mail: nothing of ours.
-        reply("friend@other.test", "unrelated@other.test", "Lunch?", "Lunch tomorrow?"),
+        reply(
+            "friend@other.test",
+            "unrelated@other.test",
+            "Lunch?",
+            "Lunch tomorrow?",
+        ),
         spoofed,
     ])
     .await;
@@ -252,7 +284,12 @@ async fn replies_bounces_auto_replies_and_unsubscribes_are_collected_and_applied
 
     // Ann: interested, replied, hot.
     assert_eq!(w.status("ann@acme.test").await, "replied");
-    let hot = text(&w.app, "SELECT lead_temperature FROM enrollments WHERE contact_email = 'ann@acme.test'", &[]).await;
+    let hot = text(
+        &w.app,
+        "SELECT lead_temperature FROM enrollments WHERE contact_email = 'ann@acme.test'",
+        &[],
+    )
+    .await;
     assert_eq!(hot.as_deref(), Some("hot"));
     let replied = w.outbox("sequence.replied").await;
     assert_eq!(replied.len(), 1, "{replied:?}");
@@ -281,8 +318,15 @@ async fn replies_bounces_auto_replies_and_unsubscribes_are_collected_and_applied
     assert!(suppressed("bob@acme.test", "bounce").await);
     // Cat: out of office, still active, the next step waits past 3 December.
     assert_eq!(w.status("cat@acme.test").await, "active");
-    let due = scalar(&w.app, "SELECT next_send_at FROM enrollments WHERE contact_email = 'cat@acme.test'", &[]).await;
-    let back = chrono::DateTime::parse_from_rfc3339("2026-12-04T00:00:00Z").unwrap().timestamp_millis();
+    let due = scalar(
+        &w.app,
+        "SELECT next_send_at FROM enrollments WHERE contact_email = 'cat@acme.test'",
+        &[],
+    )
+    .await;
+    let back = chrono::DateTime::parse_from_rfc3339("2026-12-04T00:00:00Z")
+        .unwrap()
+        .timestamp_millis();
     assert_eq!(due, back);
     // Dan: unsubscribed and suppressed.
     assert_eq!(w.status("dan@acme.test").await, "unsubscribed");
@@ -293,7 +337,12 @@ async fn replies_bounces_auto_replies_and_unsubscribes_are_collected_and_applied
     // Eve: held as spoofing; nothing happened to her enrollment.
     assert_eq!(w.status("eve@acme.test").await, "active");
     assert!(!suppressed("eve@acme.test", "unsubscribe").await);
-    let held = scalar(&w.app, "SELECT spoofing_suspected FROM inbox_replies WHERE from_email = 'eve@acme.test'", &[]).await;
+    let held = scalar(
+        &w.app,
+        "SELECT spoofing_suspected FROM inbox_replies WHERE from_email = 'eve@acme.test'",
+        &[],
+    )
+    .await;
     assert_eq!(held, 1);
 
     // The threads API shows them, bounce beside its contact's thread.
@@ -309,10 +358,16 @@ async fn replies_bounces_auto_replies_and_unsubscribes_are_collected_and_applied
         .clone();
     assert_eq!(thread["last_classification"], "interested");
     assert_eq!(thread["subject"], "Quick question");
-    let detail = w.app.get(&format!("/v1/inbox/threads/{}", thread["id"]), &w.key).await;
+    let detail = w
+        .app
+        .get(&format!("/v1/inbox/threads/{}", thread["id"]), &w.key)
+        .await;
     assert_eq!(detail.status, 200);
     let first = &detail.body["replies"][0];
-    assert_eq!(first["body_text"], "Sounds interesting! Can we set up a call next week?");
+    assert_eq!(
+        first["body_text"],
+        "Sounds interesting! Can we set up a call next week?"
+    );
     assert_eq!(first["classification"]["label"], "interested");
     assert!(first["sequence_step_id"].as_i64().is_some());
 
@@ -320,15 +375,31 @@ async fn replies_bounces_auto_replies_and_unsubscribes_are_collected_and_applied
     // incrementally and joins Ann's thread.
     w.poll().await;
     assert_eq!(w.replies().await, 5);
-    w.deliver(&[reply("ann@acme.test", &ann, "RE: Quick question", "Also, what does it cost?")]).await;
+    w.deliver(&[reply(
+        "ann@acme.test",
+        &ann,
+        "RE: Quick question",
+        "Also, what does it cost?",
+    )])
+    .await;
     w.poll().await;
     assert_eq!(w.replies().await, 6);
-    let count = scalar(&w.app, "SELECT message_count FROM inbox_threads WHERE contact_email = 'ann@acme.test'", &[]).await;
+    let count = scalar(
+        &w.app,
+        "SELECT message_count FROM inbox_threads WHERE contact_email = 'ann@acme.test'",
+        &[],
+    )
+    .await;
     assert_eq!(count, 2);
 
     // The server renumbered the mailbox (UIDVALIDITY changed): everything
     // is fetched again and nothing is stored twice.
-    exec(&w.app, "UPDATE send_accounts SET inbox_uidvalidity = 1, inbox_last_uid = 0 WHERE id = $1", &[w.mailbox]).await;
+    exec(
+        &w.app,
+        "UPDATE send_accounts SET inbox_uidvalidity = 1, inbox_last_uid = 0 WHERE id = $1",
+        &[w.mailbox],
+    )
+    .await;
     w.poll().await;
     assert_eq!(w.replies().await, 6);
     let _ = w.sequence_id;
@@ -360,14 +431,24 @@ async fn hostile_messages_are_stored_as_far_as_they_parse_and_never_stop_the_pol
     let stored = w.replies().await;
     assert!(stored >= 4, "{stored} stored");
     assert!(w.classify().await >= 4);
-    let last_uid = scalar(&w.app, "SELECT inbox_last_uid FROM send_accounts WHERE id = $1", &[w.mailbox]).await;
+    let last_uid = scalar(
+        &w.app,
+        "SELECT inbox_last_uid FROM send_accounts WHERE id = $1",
+        &[w.mailbox],
+    )
+    .await;
     assert_eq!(last_uid, 5, "every message was handled");
 }
 
 #[tokio::test]
 async fn a_failing_mailbox_backs_off_and_keeps_the_servers_words() {
     let w = world().await;
-    exec(&w.app, "UPDATE send_accounts SET imap_port = 1 WHERE id = $1", &[w.mailbox]).await;
+    exec(
+        &w.app,
+        "UPDATE send_accounts SET imap_port = 1 WHERE id = $1",
+        &[w.mailbox],
+    )
+    .await;
     let now = w.app.state.clock.now_ms();
     let m = super::reply_store::claim_mailboxes(&w.app.state.db, "t", now, now + 60_000, 10)
         .await
@@ -380,9 +461,23 @@ async fn a_failing_mailbox_backs_off_and_keeps_the_servers_words() {
     assert!(again.is_empty());
     super::collect::watch(&w.app.state, m[0].clone()).await;
     let interval = w.app.state.config.inbox_poll_interval_secs as i64 * 1000;
-    let next = scalar(&w.app, "SELECT inbox_next_poll_at FROM send_accounts WHERE id = $1", &[w.mailbox]).await;
-    assert_eq!(next, now + 2 * interval, "the first failure doubles the interval");
-    let error = text(&w.app, "SELECT inbox_error FROM send_accounts WHERE id = $1", &[w.mailbox]).await;
+    let next = scalar(
+        &w.app,
+        "SELECT inbox_next_poll_at FROM send_accounts WHERE id = $1",
+        &[w.mailbox],
+    )
+    .await;
+    assert_eq!(
+        next,
+        now + 2 * interval,
+        "the first failure doubles the interval"
+    );
+    let error = text(
+        &w.app,
+        "SELECT inbox_error FROM send_accounts WHERE id = $1",
+        &[w.mailbox],
+    )
+    .await;
     assert!(error.unwrap().contains("IMAP"));
     // Released: due again at its backoff time, not before.
     let early = super::reply_store::claim_mailboxes(&w.app.state.db, "u", now, now + 60_000, 10)

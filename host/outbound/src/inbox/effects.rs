@@ -159,7 +159,12 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    async fn suppress(&self, conn: &mut AnyConnection, email: &str, reason: &str) -> sqlx::Result<()> {
+    async fn suppress(
+        &self,
+        conn: &mut AnyConnection,
+        email: &str,
+        reason: &str,
+    ) -> sqlx::Result<()> {
         match address::parse_address(email) {
             Some(target) => {
                 suppression::add_on(conn, self.reply.account_id, &target, reason, self.now).await?;
@@ -192,11 +197,13 @@ impl Ctx<'_> {
         } else if self.t.status == "active" && self.t.current_step == self.t.step_position + 1 {
             // Nothing was sent after the bounced step: send it again later,
             // with the same Message-ID (it never arrived).
-            sqlx::query("UPDATE sequence_messages SET status = 'deferred', error = $1 WHERE id = $2")
-                .bind(format!("soft bounce: {reason}"))
-                .bind(self.message_id)
-                .execute(&mut *conn)
-                .await?;
+            sqlx::query(
+                "UPDATE sequence_messages SET status = 'deferred', error = $1 WHERE id = $2",
+            )
+            .bind(format!("soft bounce: {reason}"))
+            .bind(self.message_id)
+            .execute(&mut *conn)
+            .await?;
             sqlx::query(
                 "UPDATE enrollments SET current_step = $1, next_send_at = $2, updated_at = $3
                  WHERE id = $4",
@@ -212,8 +219,14 @@ impl Ctx<'_> {
             "step_id": self.t.step_id, "email": email,
             "bounce_type": if hard { "hard" } else { "soft" }, "reason": reason,
             "reply_id": self.reply.reply_id});
-        events::record(conn, self.reply.account_id, EventType::SequenceBounced, &data, self.now)
-            .await?;
+        events::record(
+            conn,
+            self.reply.account_id,
+            EventType::SequenceBounced,
+            &data,
+            self.now,
+        )
+        .await?;
         if hard {
             auto_pause_if_bouncing(conn, self.t.sequence_id, self.now).await?;
         }
@@ -229,7 +242,11 @@ impl Ctx<'_> {
                 .unwrap_or_else(|| self.t.contact_email.clone()),
             _ => self.t.contact_email.clone(),
         };
-        let reason = if source == "complaint" { "complaint" } else { "unsubscribe" };
+        let reason = if source == "complaint" {
+            "complaint"
+        } else {
+            "unsubscribe"
+        };
         self.suppress(conn, &email, reason).await?;
         if source == "complaint" {
             add_to_day(
@@ -295,17 +312,25 @@ impl Ctx<'_> {
             self.end(conn, "replied").await?;
         }
         if label == "interested" {
-            sqlx::query("UPDATE enrollments SET lead_temperature = 'hot', updated_at = $1 WHERE id = $2")
-                .bind(self.now)
-                .bind(self.t.enrollment_id)
-                .execute(&mut *conn)
-                .await?;
+            sqlx::query(
+                "UPDATE enrollments SET lead_temperature = 'hot', updated_at = $1 WHERE id = $2",
+            )
+            .bind(self.now)
+            .bind(self.t.enrollment_id)
+            .execute(&mut *conn)
+            .await?;
         }
         let data = json!({"sequence_id": self.t.sequence_id, "enrollment_id": self.t.enrollment_id,
             "step_id": self.t.step_id, "email": self.t.contact_email,
             "reply_id": self.reply.reply_id, "classification": label});
-        events::record(conn, self.reply.account_id, EventType::SequenceReplied, &data, self.now)
-            .await?;
+        events::record(
+            conn,
+            self.reply.account_id,
+            EventType::SequenceReplied,
+            &data,
+            self.now,
+        )
+        .await?;
         Ok(())
     }
 }

@@ -5,10 +5,10 @@
 
 use serde_json::json;
 
+use super::Inbox;
 use super::collect_tests::world;
 use super::effects::{SOFT_BOUNCE_LIMIT, SOFT_BOUNCE_RETRY_MS};
 use super::ingest::{Ingested, Mailbox, ingest};
-use super::Inbox;
 use crate::sender::worker::run_once;
 use crate::testkit::{scalar, text};
 use outreach_core::testing::TestApp;
@@ -20,7 +20,9 @@ async fn deliver(app: &TestApp, account_id: i64, mailbox: i64, raw: &[u8]) -> In
         account_id,
         send_account_id: mailbox,
     };
-    ingest(&app.state, &inbox.spoof, &target, raw).await.unwrap()
+    ingest(&app.state, &inbox.spoof, &target, raw)
+        .await
+        .unwrap()
 }
 
 fn soft_dsn(n: usize, recipient: &str, original: &str) -> Vec<u8> {
@@ -43,33 +45,73 @@ async fn soft_bounces_resend_the_step_and_turn_hard_at_the_limit() {
     let ann = w.message_id("ann@acme.test").await;
     let sent_before = w.smtp.messages().len();
     for n in 1..SOFT_BOUNCE_LIMIT {
-        let got = deliver(&w.app, w.account_id, w.mailbox, &soft_dsn(n as usize, "ann@acme.test", &ann)).await;
+        let got = deliver(
+            &w.app,
+            w.account_id,
+            w.mailbox,
+            &soft_dsn(n as usize, "ann@acme.test", &ann),
+        )
+        .await;
         assert!(matches!(got, Ingested::Stored { .. }), "{got:?}");
         w.classify().await;
         assert_eq!(w.status("ann@acme.test").await, "active");
         let (step, due) = (
-            scalar(&w.app, "SELECT current_step FROM enrollments WHERE contact_email = 'ann@acme.test'", &[]).await,
-            scalar(&w.app, "SELECT next_send_at FROM enrollments WHERE contact_email = 'ann@acme.test'", &[]).await,
+            scalar(
+                &w.app,
+                "SELECT current_step FROM enrollments WHERE contact_email = 'ann@acme.test'",
+                &[],
+            )
+            .await,
+            scalar(
+                &w.app,
+                "SELECT next_send_at FROM enrollments WHERE contact_email = 'ann@acme.test'",
+                &[],
+            )
+            .await,
         );
         let now = w.app.state.clock.now_ms();
-        assert_eq!((step, due), (1, now + SOFT_BOUNCE_RETRY_MS), "the bounced step waits");
+        assert_eq!(
+            (step, due),
+            (1, now + SOFT_BOUNCE_RETRY_MS),
+            "the bounced step waits"
+        );
         // When it falls due the same message goes out again, same Message-ID.
-        w.app.clock.advance(std::time::Duration::from_millis(SOFT_BOUNCE_RETRY_MS as u64));
+        w.app.clock.advance(std::time::Duration::from_millis(
+            SOFT_BOUNCE_RETRY_MS as u64,
+        ));
         run_once(&w.app.state).await.unwrap();
         let resent = w.smtp.messages();
         assert_eq!(resent.len(), sent_before + n as usize);
-        assert_eq!(resent.last().unwrap().header("Message-ID"), Some(format!("<{ann}>")));
+        assert_eq!(
+            resent.last().unwrap().header("Message-ID"),
+            Some(format!("<{ann}>"))
+        );
     }
     let bounced = w.outbox("sequence.bounced").await;
     assert_eq!(bounced.len() as i64, SOFT_BOUNCE_LIMIT - 1);
     assert!(bounced.iter().all(|b| b["bounce_type"] == "soft"));
     let last = SOFT_BOUNCE_LIMIT as usize;
-    deliver(&w.app, w.account_id, w.mailbox, &soft_dsn(last, "ann@acme.test", &ann)).await;
+    deliver(
+        &w.app,
+        w.account_id,
+        w.mailbox,
+        &soft_dsn(last, "ann@acme.test", &ann),
+    )
+    .await;
     w.classify().await;
-    assert_eq!(w.status("ann@acme.test").await, "bounced", "the limit turns it hard");
+    assert_eq!(
+        w.status("ann@acme.test").await,
+        "bounced",
+        "the limit turns it hard"
+    );
     let bounced = w.outbox("sequence.bounced").await;
     assert_eq!(bounced.last().unwrap()["bounce_type"], "hard");
-    let reason = text(&w.app, "SELECT reason FROM suppression_entries WHERE email = 'ann@acme.test'", &[]).await;
+    let reason = text(
+        &w.app,
+        "SELECT reason FROM suppression_entries WHERE email = 'ann@acme.test'",
+        &[],
+    )
+    .await;
     assert_eq!(reason.as_deref(), Some("bounce"));
 }
 
@@ -87,15 +129,28 @@ async fn a_complaint_unsubscribes_and_suppresses() {
          --f\r\nContent-Type: message/rfc822\r\n\r\nFrom: sam@seller.test\r\nTo: bob@acme.test\r\n\
          Subject: Quick question\r\nMessage-ID: <{bob}>\r\n\r\nHi\r\n--f--\r\n"
     );
-    assert!(matches!(deliver(&w.app, w.account_id, w.mailbox, arf.as_bytes()).await, Ingested::Stored { .. }));
+    assert!(matches!(
+        deliver(&w.app, w.account_id, w.mailbox, arf.as_bytes()).await,
+        Ingested::Stored { .. }
+    ));
     w.classify().await;
     assert_eq!(w.status("bob@acme.test").await, "unsubscribed");
-    let reason = text(&w.app, "SELECT reason FROM suppression_entries WHERE email = 'bob@acme.test'", &[]).await;
+    let reason = text(
+        &w.app,
+        "SELECT reason FROM suppression_entries WHERE email = 'bob@acme.test'",
+        &[],
+    )
+    .await;
     assert_eq!(reason.as_deref(), Some("complaint"));
     let events = w.outbox("sequence.unsubscribed").await;
     assert_eq!(events.len(), 1);
     assert_eq!(events[0]["source"], "complaint");
-    let complaints = scalar(&w.app, "SELECT CAST(SUM(complaints) AS BIGINT) FROM sequence_days WHERE sequence_id = $1", &[w.sequence_id]).await;
+    let complaints = scalar(
+        &w.app,
+        "SELECT CAST(SUM(complaints) AS BIGINT) FROM sequence_days WHERE sequence_id = $1",
+        &[w.sequence_id],
+    )
+    .await;
     assert_eq!(complaints, 1);
 }
 
@@ -112,18 +167,28 @@ async fn human_replies_go_to_the_llm_classifier_on_the_accounts_ai_key() {
     .unwrap()
     .provider;
     let answer = |content: &str| {
-        Canned::json(200, json!({"model": "classifier-model",
+        Canned::json(
+            200,
+            json!({"model": "classifier-model",
             "choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 90, "completion_tokens": 8}}))
+            "usage": {"prompt_tokens": 90, "completion_tokens": 8}}),
+        )
     };
     stub.set("/llm/v1/chat/completions", answer("OK"));
     let r = w
         .app
-        .post("/v1/ai/providers", &w.key, json!({"provider": compatible, "api_key": "local-key-123",
-            "validation_model": "classifier-model", "endpoint_url": stub.url("/llm")}))
+        .post(
+            "/v1/ai/providers",
+            &w.key,
+            json!({"provider": compatible, "api_key": "local-key-123",
+            "validation_model": "classifier-model", "endpoint_url": stub.url("/llm")}),
+        )
         .await;
     assert_eq!(r.status, 201, "{:?}", r.body);
-    stub.set("/llm/v1/chat/completions", answer(r#"{"label": "not_now", "confidence": 0.83}"#));
+    stub.set(
+        "/llm/v1/chat/completions",
+        answer(r#"{"label": "not_now", "confidence": 0.83}"#),
+    );
 
     let cat = w.message_id("cat@acme.test").await;
     let reply = format!(
@@ -132,7 +197,13 @@ async fn human_replies_go_to_the_llm_classifier_on_the_accounts_ai_key() {
     );
     deliver(&w.app, w.account_id, w.mailbox, reply.as_bytes()).await;
     let bob = w.message_id("bob@acme.test").await;
-    deliver(&w.app, w.account_id, w.mailbox, &soft_dsn(9, "bob@acme.test", &bob)).await;
+    deliver(
+        &w.app,
+        w.account_id,
+        w.mailbox,
+        &soft_dsn(9, "bob@acme.test", &bob),
+    )
+    .await;
     assert_eq!(w.classify().await, 2);
 
     let row = |from: &'static str| {
@@ -150,17 +221,31 @@ async fn human_replies_go_to_the_llm_classifier_on_the_accounts_ai_key() {
         }
     };
     let (label, confidence, model, provider) = row("cat@%").await;
-    assert_eq!((label.as_str(), model.as_str(), provider.as_str()), ("not_now", "classifier-model", compatible.as_str()));
+    assert_eq!(
+        (label.as_str(), model.as_str(), provider.as_str()),
+        ("not_now", "classifier-model", compatible.as_str())
+    );
     assert!((confidence - 0.83).abs() < 1e-6);
     assert_eq!(w.status("cat@acme.test").await, "replied", "stop_on_reply");
-    let ledger = scalar(&w.app, "SELECT COUNT(*) FROM vendor_calls WHERE action_type = 'reply_classifier' AND success = 1", &[]).await;
+    let ledger = scalar(
+        &w.app,
+        "SELECT COUNT(*) FROM vendor_calls WHERE action_type = 'reply_classifier' AND success = 1",
+        &[],
+    )
+    .await;
     assert_eq!(ledger, 1, "one completion, in the ledger");
     // The bounce is labelled by the rules plugin, never by the LLM.
     let (label, _, model, provider) = row("mailer-daemon@%").await;
-    assert_eq!((label.as_str(), model.as_str(), provider.as_str()), ("bounce", "rules-v1", "reply-classifier-rules"));
+    assert_eq!(
+        (label.as_str(), model.as_str(), provider.as_str()),
+        ("bounce", "rules-v1", "reply-classifier-rules")
+    );
 
     // A failing AI key falls back to the rules classifier.
-    stub.set("/llm/v1/chat/completions", Canned::json(500, json!({"error": "down"})));
+    stub.set(
+        "/llm/v1/chat/completions",
+        Canned::json(500, json!({"error": "down"})),
+    );
     let dan = w.message_id("dan@acme.test").await;
     let reply = format!(
         "From: dan@acme.test\r\nTo: sam@seller.test\r\nSubject: Re: Quick question\r\n\
@@ -169,5 +254,8 @@ async fn human_replies_go_to_the_llm_classifier_on_the_accounts_ai_key() {
     deliver(&w.app, w.account_id, w.mailbox, reply.as_bytes()).await;
     assert_eq!(w.classify().await, 1);
     let (label, _, model, _) = row("dan@%").await;
-    assert_eq!((label.as_str(), model.as_str()), ("unsubscribe", "rules-v1"));
+    assert_eq!(
+        (label.as_str(), model.as_str()),
+        ("unsubscribe", "rules-v1")
+    );
 }

@@ -143,7 +143,10 @@ impl ThreadKey {
         let contact = contact.trim().to_lowercase();
         ThreadKey {
             thread_id: analysis::thread_id(&contact, subject),
-            subject: analysis::strip_subject_prefixes(subject).chars().take(998).collect(),
+            subject: analysis::strip_subject_prefixes(subject)
+                .chars()
+                .take(998)
+                .collect(),
             contact_email: contact,
         }
     }
@@ -277,7 +280,11 @@ async fn by_message_ids(
     for id in ids {
         q = q.bind(id);
     }
-    q.fetch_optional(conn).await?.as_ref().map(match_row).transpose()
+    q.fetch_optional(conn)
+        .await?
+        .as_ref()
+        .map(match_row)
+        .transpose()
 }
 
 /// The latest sent message to `email`; with `subject`, the latest of the

@@ -23,11 +23,11 @@ pub mod store;
 pub mod suggest;
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod collect_tests;
 #[cfg(test)]
 mod effects_tests;
+#[cfg(test)]
+mod tests;
 
 pub use collect::Inbox;
 

@@ -286,7 +286,8 @@ pub async fn get_on(
     account_id: i64,
     id: i64,
 ) -> sqlx::Result<Option<ThreadRow>> {
-    let sql = format!("SELECT {THREAD_COLUMNS} FROM inbox_threads WHERE id = $1 AND account_id = $2");
+    let sql =
+        format!("SELECT {THREAD_COLUMNS} FROM inbox_threads WHERE id = $1 AND account_id = $2");
     sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(id)
         .bind(account_id)
@@ -361,6 +362,35 @@ pub async fn owned_ids(
         .await
 }
 
+/// Opens a change of the account's threads `ids`: stamps `updated_at` on
+/// them and returns those that are the account's, ascending. A write comes
+/// first so that the transaction holds SQLite's write lock from its start
+/// (a read first could not be upgraded once another writer committed) and
+/// PostgreSQL's row locks.
+pub async fn touch(
+    conn: &mut AnyConnection,
+    account_id: i64,
+    ids: &[i64],
+    now: i64,
+) -> sqlx::Result<Vec<i64>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
+        "UPDATE inbox_threads SET updated_at = $1 WHERE account_id = $2 AND id IN ({}) \
+         RETURNING id",
+        id_list(ids)
+    );
+    let mut found: Vec<i64> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+        .persistent(false)
+        .bind(now)
+        .bind(account_id)
+        .fetch_all(conn)
+        .await?;
+    found.sort_unstable();
+    Ok(found)
+}
+
 /// Stamps a manual override `label` on the latest reply of each of the
 /// account's threads `ids` (the threads then show it with confidence 1.0),
 /// and returns the enrollments those replies answered.
@@ -407,7 +437,10 @@ pub async fn override_latest(
     }
     let mut args = Args::default();
     let sets = vec![
-        format!("last_classification = {}", args.push(Arg::Text(label.to_owned()))),
+        format!(
+            "last_classification = {}",
+            args.push(Arg::Text(label.to_owned()))
+        ),
         "last_classification_confidence = 1.0".to_owned(),
     ];
     set_threads(conn, account_id, ids, args, sets, now).await?;
@@ -508,7 +541,10 @@ pub async fn suggest_context(
     for r in &rows {
         let name: String = r.try_get(0)?;
         let email: String = r.try_get(1)?;
-        latest.push((if name.trim().is_empty() { email } else { name }, r.try_get(2)?));
+        latest.push((
+            if name.trim().is_empty() { email } else { name },
+            r.try_get(2)?,
+        ));
         message = message.or(r.try_get::<Option<i64>, _>(3)?);
         step = step.or(r.try_get::<Option<i64>, _>(4)?);
     }
@@ -523,7 +559,9 @@ pub async fn suggest_context(
         .await?
         .flatten();
     }
-    if original_subject.as_deref().is_none_or(|s| s.trim().is_empty())
+    if original_subject
+        .as_deref()
+        .is_none_or(|s| s.trim().is_empty())
         && let Some(s) = step
     {
         original_subject = sqlx::query_scalar::<_, Option<String>>(

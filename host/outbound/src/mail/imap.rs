@@ -47,7 +47,13 @@ pub(crate) async fn open_session(
     allow_plaintext: bool,
     timeout: Duration,
 ) -> Result<ImapSession, MailError> {
-    within(timeout, server, "IMAP", login(policy, server, allow_plaintext, timeout)).await
+    within(
+        timeout,
+        server,
+        "IMAP",
+        login(policy, server, allow_plaintext, timeout),
+    )
+    .await
 }
 
 /// A logged-in IMAP session over a plain or TLS stream.
@@ -65,7 +71,9 @@ async fn login(
     let implicit_tls = server.port == IMPLICIT_TLS_PORT;
     let stream = if implicit_tls {
         MailStream::Tls(Box::new(
-            handshake(tcp, &server.host).await.map_err(MailError::Failed)?,
+            handshake(tcp, &server.host)
+                .await
+                .map_err(MailError::Failed)?,
         ))
     } else {
         MailStream::Plain(tcp)
