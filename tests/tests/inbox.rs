@@ -32,9 +32,8 @@ fn drop_into(user: &str, name: &str, raw: &[u8]) {
         std::fs::create_dir_all(&d).unwrap();
         chown(&d, Some(MAIL_UID), Some(MAIL_UID)).unwrap();
     }
-    for d in [dir.parent().unwrap()] {
-        chown(d, Some(MAIL_UID), Some(MAIL_UID)).unwrap();
-    }
+    // The user's home above the Maildir is Dovecot's to read too.
+    chown(dir.parent().unwrap(), Some(MAIL_UID), Some(MAIL_UID)).unwrap();
     let tmp = dir.join("tmp").join(name);
     std::fs::write(&tmp, raw).unwrap();
     chown(&tmp, Some(MAIL_UID), Some(MAIL_UID)).unwrap();

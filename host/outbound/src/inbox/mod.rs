@@ -8,7 +8,7 @@
 //!   it answers, threaded and stored; `effects.rs`: what a bounce,
 //!   complaint, auto-reply or reply does to its enrollment.
 //! - `classify.rs`: the classification worker over the reply-classifier
-//!   plugins; `spoofing.rs`: the sender-authentication check;
+//!   plugins; `spoofing/`: the sender-authentication check;
 //!   `reply_store.rs`: the SQL of collection and classification.
 
 pub mod classify;

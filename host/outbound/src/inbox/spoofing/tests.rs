@@ -727,6 +727,15 @@ fn organisational_domains_and_suffixes() {
     assert_eq!(organizational_domain("x.example.com.au"), "example.com.au");
     assert_eq!(organizational_domain("x.bücher.example"), "bücher.example");
     assert_eq!(organizational_domain(""), "");
+    // What only the public suffix list knows: private suffixes, two-label
+    // country suffixes outside the common ones, and case.
+    assert_eq!(organizational_domain("a.user.github.io"), "user.github.io");
+    assert_eq!(
+        organizational_domain("mail.example.kawasaki.jp"),
+        "mail.example.kawasaki.jp"
+    );
+    assert_eq!(organizational_domain("MX.Example.CO.UK"), "example.co.uk");
+    assert_eq!(organizational_domain("co.uk"), "co.uk");
 
     assert!(is_suffix("mail.sender.example", "sender.example"));
     assert!(is_suffix("Sender.Example", "sender.example"));
