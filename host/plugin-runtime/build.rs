@@ -37,6 +37,11 @@ fn main() {
         "tests/plugins/rust",
         "host/plugin-runtime/tests/guests",
         "plugins/.cargo/config.toml",
+        // Host crates the first-party plugins build in (the rules
+        // classifiers), so a change to them rebuilds the components.
+        "host/mail-analysis/src",
+        "host/domain-analysis/src",
+        "host/domain-analysis/data",
     ] {
         println!("cargo:rerun-if-changed={}", root.join(p).display());
     }

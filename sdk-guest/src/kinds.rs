@@ -280,3 +280,72 @@ pub const REPLY_LABELS: [&str; 7] = [
     "bounce",
     "other",
 ];
+
+/// A domain classifier (`domain-classifier` world): names a company's
+/// industry, sub-industry and business type from what the enrichment
+/// pipeline read on its site.
+///
+/// The host refuses an industry outside its taxonomy (the industries and
+/// sub-industries of `outreach-domain-analysis`), a sub-industry of another
+/// industry and a business type outside [`BUSINESS_TYPES`]. Like reply
+/// classifiers, domain classifiers get no network: one that needs a model
+/// calls [`crate::ai::complete`] and says `uses_ai: true` in its metadata.
+///
+/// # Example
+///
+/// ```
+/// use outreach_plugin_sdk::prelude::*;
+///
+/// pub struct Shops;
+///
+/// impl DomainClassifier for Shops {
+///     fn metadata() -> ClassifierMetadata {
+///         ClassifierMetadata {
+///             name: "Shops".into(),
+///             model: "shops-v1".into(),
+///             description: "Says retail when the site runs a shop system.".into(),
+///             uses_ai: false,
+///         }
+///     }
+///     fn classify(input: &DomainInput) -> Result<DomainVerdict, PluginError> {
+///         let shop = input.technologies.iter().any(|(_, cats)| cats.iter().any(|c| c == "Ecommerce"));
+///         Ok(DomainVerdict {
+///             industry: shop.then(|| "Retail".into()),
+///             sub_industry: None,
+///             business_type: if shop { "B2C" } else { "unknown" }.into(),
+///             confidence: if shop { 0.6 } else { 0.0 },
+///             model: "shops-v1".into(),
+///         })
+///     }
+/// }
+/// // outreach_plugin_sdk::export_domain_classifier!(Shops);
+///
+/// let input = DomainInput {
+///     domain: "shoes.example".into(),
+///     company_name: None,
+///     title: None,
+///     summary: None,
+///     text: String::new(),
+///     technologies: vec![("Shopify".into(), vec!["Ecommerce".into()])],
+///     sells_subscriptions: false,
+/// };
+/// assert_eq!(Shops::classify(&input).unwrap().business_type, "B2C");
+/// ```
+pub trait DomainClassifier {
+    /// Name, model (or rules revision), description, and whether it uses AI.
+    fn metadata() -> ClassifierMetadata;
+    /// Classifies one company domain. The host refuses values outside the
+    /// taxonomy and [`BUSINESS_TYPES`], and clamps the confidence to 0.0-1.0.
+    fn classify(input: &DomainInput) -> Result<DomainVerdict, PluginError>;
+}
+
+/// The seven business types a [`DomainClassifier`] may answer (spec/2).
+pub const BUSINESS_TYPES: [&str; 7] = [
+    "B2B",
+    "B2C",
+    "B2B2C",
+    "marketplace",
+    "non-profit",
+    "government",
+    "unknown",
+];

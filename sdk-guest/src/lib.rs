@@ -12,13 +12,14 @@
 //! | `workflow-action` | [`WorkflowAction`] | [`export_workflow_action!`] |
 //! | `template-pack` | [`TemplatePack`] | [`export_template_pack!`] |
 //! | `reply-classifier` | [`ReplyClassifier`] | [`export_reply_classifier!`] |
+//! | `domain-classifier` | [`DomainClassifier`] | [`export_domain_classifier!`] |
 //!
 //! The only way out of the sandbox is [`http::send`], which the host limits to
 //! the `allowed_hosts` of the plugin's `plugin.toml`. Secrets arrive as call
 //! arguments ([`types::VendorContext::api_key`]); there are no files, no
-//! environment variables and no sockets. Reply classifiers get no HTTP at
-//! all; they reach a model only through [`ai::complete`], which the host runs
-//! on the calling account's AI keys.
+//! environment variables and no sockets. Reply and domain classifiers get no
+//! HTTP at all; they reach a model only through [`ai::complete`], which the
+//! host runs on the calling account's AI keys.
 //!
 //! Plugin logic is testable natively with `cargo test`: on a non-wasm target
 //! [`http::send`] answers from a handler installed with

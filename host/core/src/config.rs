@@ -84,6 +84,25 @@ pub struct Config {
     /// plugin id. Empty: the LLM classifier when the account has an AI key,
     /// else the rules classifier.
     pub inbox_reply_classifier: String,
+    /// Test-only: points the crawler at another base URL for a domain
+    /// (`domain = "http://127.0.0.1:8080"`), so tests serve fake sites
+    /// locally; loopback still needs `unsafe_outbound_allow_loopback`.
+    pub crawler_base_url_overrides: std::collections::BTreeMap<String, String>,
+    /// The `domain-classifier` plugin (by id) the enrichment pipeline uses;
+    /// empty: the first-party rules classifier.
+    pub domain_classifier: String,
+    /// The account whose AI keys an AI domain classifier runs on (0: none;
+    /// the pool is global, so no asking account pays).
+    pub domain_classifier_account_id: i64,
+    /// Where the IANA RDAP bootstrap files (`dns.json`, `ipv4.json`,
+    /// `ipv6.json`) are read; tests point it at a local server whose files
+    /// name local RDAP servers.
+    pub rdap_bootstrap_url: String,
+    /// Days after which an enriched domain is enriched again (1-3650).
+    pub domain_refresh_age_days: u64,
+    /// Re-enrichments the installation starts per hour at most (new domains
+    /// are not counted): the refresh's rate cap.
+    pub domain_refresh_per_hour: u64,
     pub smtp: SmtpConfig,
     /// Raw requests kept per account for recent activity (at least 10);
     /// older raw rows are deleted, their counts live on in the rollups.
@@ -137,6 +156,12 @@ impl Default for Config {
             sender_connections_per_account: 4,
             inbox_poll_interval_secs: 60,
             inbox_trusted_authserv_ids: Vec::new(),
+            crawler_base_url_overrides: Default::default(),
+            rdap_bootstrap_url: "https://data.iana.org/rdap/".into(),
+            domain_classifier: String::new(),
+            domain_classifier_account_id: 0,
+            domain_refresh_age_days: 30,
+            domain_refresh_per_hour: 600,
             inbox_reply_classifier: String::new(),
             smtp: SmtpConfig {
                 port: 587,
@@ -181,6 +206,20 @@ impl Config {
                 .filter(|s| !s.is_empty())
                 .collect()
         };
+        // `key=value` pairs, comma-separated, into a map.
+        let pairs = |name: &str,
+                     shape: &str,
+                     v: String,
+                     map: &mut std::collections::BTreeMap<String, String>|
+         -> anyhow::Result<()> {
+            for pair in list(v) {
+                let (key, value) = pair
+                    .split_once('=')
+                    .ok_or_else(|| anyhow::anyhow!("{name} entries are {shape}"))?;
+                map.insert(key.trim().to_string(), value.trim().to_string());
+            }
+            Ok(())
+        };
         if let Some(v) = get("OUTREACH_LISTEN") {
             self.listen = parse("OUTREACH_LISTEN", v)?;
         }
@@ -218,13 +257,35 @@ impl Config {
             self.max_body_bytes = parse("OUTREACH_MAX_BODY_BYTES", v)?;
         }
         if let Some(v) = get("OUTREACH_VENDOR_BASE_URLS") {
-            for pair in list(v) {
-                let (vendor, url) = pair.split_once('=').ok_or_else(|| {
-                    anyhow::anyhow!("OUTREACH_VENDOR_BASE_URLS entries are vendor=url")
-                })?;
-                self.vendor_base_urls
-                    .insert(vendor.trim().to_string(), url.trim().to_string());
-            }
+            pairs(
+                "OUTREACH_VENDOR_BASE_URLS",
+                "vendor=url",
+                v,
+                &mut self.vendor_base_urls,
+            )?;
+        }
+        if let Some(v) = get("OUTREACH_CRAWLER_BASE_URL_OVERRIDES") {
+            pairs(
+                "OUTREACH_CRAWLER_BASE_URL_OVERRIDES",
+                "domain=url",
+                v,
+                &mut self.crawler_base_url_overrides,
+            )?;
+        }
+        if let Some(v) = get("OUTREACH_DOMAIN_CLASSIFIER") {
+            self.domain_classifier = v;
+        }
+        if let Some(v) = get("OUTREACH_DOMAIN_CLASSIFIER_ACCOUNT_ID") {
+            self.domain_classifier_account_id = parse("OUTREACH_DOMAIN_CLASSIFIER_ACCOUNT_ID", v)?;
+        }
+        if let Some(v) = get("OUTREACH_RDAP_BOOTSTRAP_URL") {
+            self.rdap_bootstrap_url = v;
+        }
+        if let Some(v) = get("OUTREACH_DOMAIN_REFRESH_AGE_DAYS") {
+            self.domain_refresh_age_days = parse("OUTREACH_DOMAIN_REFRESH_AGE_DAYS", v)?;
+        }
+        if let Some(v) = get("OUTREACH_DOMAIN_REFRESH_PER_HOUR") {
+            self.domain_refresh_per_hour = parse("OUTREACH_DOMAIN_REFRESH_PER_HOUR", v)?;
         }
         if let Some(v) = get("OUTREACH_OUTBOUND_ALLOW_CIDRS") {
             self.outbound_allow_cidrs = list(v);
@@ -323,6 +384,15 @@ impl Config {
         anyhow::ensure!(
             (1..=3600).contains(&self.inbox_poll_interval_secs),
             "inbox_poll_interval_secs must be 1-3600"
+        );
+        anyhow::ensure!(
+            (1..=3650).contains(&self.domain_refresh_age_days),
+            "domain_refresh_age_days must be 1-3650"
+        );
+        anyhow::ensure!(
+            self.rdap_bootstrap_url.starts_with("https://")
+                || self.rdap_bootstrap_url.starts_with("http://"),
+            "rdap_bootstrap_url must be an http(s) URL"
         );
         for proxy in &self.trusted_proxies {
             crate::http::client_ip::parse_net(proxy)
@@ -516,10 +586,39 @@ inbox_trusted_authserv_ids = []
 # by the rules classifier. Environment: OUTREACH_INBOX_REPLY_CLASSIFIER.
 inbox_reply_classifier = ""
 
+# The domain-classifier plugin (by id) that gives pool records their industry,
+# sub-industry and business type. Empty: the first-party rules classifier
+# (domain-classifier-rules); "domain-classifier-llm" asks a model, on the AI
+# keys of domain_classifier_account_id (0: none, and the rules decide). The
+# rules classifier also decides whenever the chosen one fails. Environment:
+# OUTREACH_DOMAIN_CLASSIFIER, OUTREACH_DOMAIN_CLASSIFIER_ACCOUNT_ID.
+domain_classifier = ""
+domain_classifier_account_id = 0
+
+# Where the enrichment pipeline reads IANA's RDAP bootstrap files (dns.json,
+# ipv4.json, ipv6.json), which name each registry's RDAP server. Environment:
+# OUTREACH_RDAP_BOOTSTRAP_URL.
+rdap_bootstrap_url = "https://data.iana.org/rdap/"
+
+# Days after which an enriched domain of the pool is enriched again, 1-3650,
+# oldest first. Environment: OUTREACH_DOMAIN_REFRESH_AGE_DAYS.
+domain_refresh_age_days = 30
+
+# Re-enrichments the installation starts per hour at most (domains new to the
+# pool are not held back), so a large pool's refresh does not crawl the web
+# in bursts. Environment: OUTREACH_DOMAIN_REFRESH_PER_HOUR.
+domain_refresh_per_hour = 600
+
 # Base-URL overrides for vendor adapters, by vendor identifier, for example
 # openai = "https://my-gateway.example.com". Without an entry an adapter uses
 # its vendor's public API.
 [vendor_base_urls]
+
+# Test-only: the crawler fetches a domain's pages from another base URL, for
+# example "acme.example" = "http://127.0.0.1:8080", so tests serve fake sites
+# locally (loopback also needs unsafe_outbound_allow_loopback). Environment:
+# OUTREACH_CRAWLER_BASE_URL_OVERRIDES as domain=url pairs, comma-separated.
+[crawler_base_url_overrides]
 
 # Plan limits. Each plan's defaults are spec/1's (requests per minute and
 # monthly quota) and the per-area caps; override any of them per plan with an

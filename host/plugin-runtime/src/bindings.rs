@@ -29,7 +29,7 @@ macro_rules! kind_world {
             });
         }
     };
-    // Reply classifiers import the host's AI and no HTTP.
+    // Reply and domain classifiers import the host's AI and no HTTP.
     (@ai $module:ident, $world:literal) => {
         pub mod $module {
             wasmtime::component::bindgen!({
@@ -68,5 +68,6 @@ kind_world!(contact_enricher, "contact-enricher");
 kind_world!(workflow_action, "workflow-action");
 kind_world!(@data template_pack, "template-pack");
 kind_world!(@ai reply_classifier, "reply-classifier");
+kind_world!(@ai domain_classifier, "domain-classifier");
 
 pub use shared::outreach::plugin::types;

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
-type GuestResult<T> = wasmtime::Result<Result<T, PluginError>>;
+pub(crate) type GuestResult<T> = wasmtime::Result<Result<T, PluginError>>;
 
 /// How long a load-time metadata call may take.
 const METADATA_TIMEOUT: Duration = Duration::from_secs(5);
@@ -194,6 +194,12 @@ impl PluginRuntime {
                 outreach_plugin_classifier,
                 call_metadata,
                 PluginMetadata::ReplyClassifier
+            ),
+            KindPre::DomainClassifier(pre) => meta!(
+                pre,
+                outreach_plugin_domain_classification,
+                call_metadata,
+                PluginMetadata::DomainClassifier
             ),
         })
     }

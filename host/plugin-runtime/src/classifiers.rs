@@ -1,15 +1,24 @@
 //! Reply classifiers (`reply-classifier` world): label an inbound reply to a
 //! sequence step as one of [`REPLY_LABELS`]. The host checks every verdict,
 //! so a plugin cannot store a label the product does not know.
+//!
+//! What every classifier kind shares lives here too: the call with its AI
+//! bridge and nesting slot ([`PluginRuntime::run_classifier`]), the checks
+//! of a verdict's confidence and model, and the listing. Domain classifiers
+//! are in `domain_classifiers.rs`.
 
 use crate::ai::AiBridge;
-use crate::bindings::types::{self as wit, ReplyInput};
+use crate::bindings::types::{self as wit, ClassifierMetadata, ReplyInput};
+use crate::calls::GuestResult;
 use crate::error::CallError;
 use crate::manifest::PluginKind;
-use crate::runtime::{KindPre, PluginMetadata, PluginRuntime, PluginSource};
+use crate::runtime::{KindPre, LoadedPlugin, PluginMetadata, PluginRuntime, PluginSource};
+use crate::state::CallState;
 use serde::Serialize;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Instant;
+use wasmtime::Store;
 
 /// The seven reply labels of spec/1, the only ones a classifier may answer.
 pub const REPLY_LABELS: [&str; 7] = [
@@ -40,10 +49,11 @@ pub struct ReplyVerdict {
     pub latency_ms: u64,
 }
 
-/// One loaded reply classifier, for picking one.
+/// One loaded classifier (reply or domain), for picking one.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ReplyClassifierInfo {
-    /// Plugin id, the argument of [`PluginRuntime::classify_reply`].
+pub struct ClassifierInfo {
+    /// Plugin id, the argument of [`PluginRuntime::classify_reply`] or
+    /// [`PluginRuntime::classify_domain`].
     pub id: String,
     /// Display name from the component's metadata.
     pub name: String,
@@ -58,6 +68,69 @@ pub struct ReplyClassifierInfo {
     pub source: PluginSource,
 }
 
+/// One loaded reply classifier ([`PluginRuntime::reply_classifiers`]).
+pub type ReplyClassifierInfo = ClassifierInfo;
+
+/// What [`PluginRuntime::run_classifier`] hands back: the guest's unchecked
+/// answer, the model its metadata names (for a verdict that names none) and
+/// the wall-clock time of the call.
+pub(crate) struct Classified<T> {
+    pub output: T,
+    pub metadata_model: String,
+    pub latency_ms: u64,
+}
+
+/// The metadata of a reply or domain classifier.
+fn classifier_metadata(p: &LoadedPlugin) -> Option<&ClassifierMetadata> {
+    match &p.metadata {
+        Some(PluginMetadata::ReplyClassifier(m) | PluginMetadata::DomainClassifier(m)) => Some(m),
+        _ => None,
+    }
+}
+
+/// A verdict's confidence: a finite number, clamped to 0.0-1.0. NaN and the
+/// infinities are refused rather than stored as a made-up certainty.
+pub(crate) fn checked_confidence(confidence: f64) -> Result<f64, CallError> {
+    if !confidence.is_finite() {
+        return Err(CallError::InvalidOutput(format!(
+            "confidence {confidence} is not a number between 0 and 1"
+        )));
+    }
+    Ok(confidence.clamp(0.0, 1.0))
+}
+
+/// A verdict's model: trimmed, the metadata's model when empty, at most
+/// [`MAX_MODEL_CHARS`] characters (it is stored with every verdict).
+pub(crate) fn verdict_model(model: &str, metadata_model: &str) -> String {
+    let model = model.trim();
+    let model = if model.is_empty() {
+        metadata_model
+    } else {
+        model
+    };
+    model.chars().take(MAX_MODEL_CHARS).collect()
+}
+
+/// A value a plugin answered, cut for an error message.
+pub(crate) fn shown(value: &str) -> String {
+    value.chars().take(100).collect()
+}
+
+/// The closure [`PluginRuntime::run_classifier`] runs: instantiates `$pre` in
+/// the call's store and calls `$iface().call_classify(&$input)`.
+macro_rules! classify_with {
+    ($pre:ident, $iface:ident, $input:ident) => {
+        |mut store: wasmtime::Store<crate::state::CallState>| async move {
+            let r = match $pre.instantiate_async(&mut store).await {
+                Ok(i) => i.$iface().call_classify(&mut store, &$input).await,
+                Err(e) => Err(e),
+            };
+            (store, r)
+        }
+    };
+}
+pub(crate) use classify_with;
+
 /// Checks a verdict: the label must be one of the seven exactly, the
 /// confidence a finite number (clamped to 0.0-1.0).
 pub(crate) fn check_verdict(
@@ -66,33 +139,74 @@ pub(crate) fn check_verdict(
     latency_ms: u64,
 ) -> Result<ReplyVerdict, CallError> {
     if !REPLY_LABELS.contains(&v.label.as_str()) {
-        let shown: String = v.label.chars().take(100).collect();
         return Err(CallError::InvalidOutput(format!(
-            "label {shown:?} is not one of {}",
+            "label {:?} is not one of {}",
+            shown(&v.label),
             REPLY_LABELS.join(", ")
         )));
     }
-    if !v.confidence.is_finite() {
-        return Err(CallError::InvalidOutput(format!(
-            "confidence {} is not a number between 0 and 1",
-            v.confidence
-        )));
-    }
-    let model = v.model.trim();
-    let model = if model.is_empty() {
-        metadata_model
-    } else {
-        model
-    };
     Ok(ReplyVerdict {
+        confidence: checked_confidence(v.confidence)?,
+        model: verdict_model(&v.model, metadata_model),
         label: v.label,
-        confidence: v.confidence.clamp(0.0, 1.0),
-        model: model.chars().take(MAX_MODEL_CHARS).collect(),
         latency_ms,
     })
 }
 
 impl PluginRuntime {
+    /// Runs one classifier call (either kind) with `call`, which instantiates
+    /// the component and calls its `classify`.
+    ///
+    /// A classifier whose metadata says `uses_ai: false` gets no bridge: it
+    /// cannot spend the account's credits. With a bridge, the call first
+    /// takes a nesting slot, because the bridge runs an LLM plugin while this
+    /// call holds its instance slot; bounding such calls to half the slots
+    /// keeps the LLM calls from waiting on the very calls that wait for them.
+    pub(crate) async fn run_classifier<T, F, Fut>(
+        &self,
+        p: &LoadedPlugin,
+        ai: Option<Arc<dyn AiBridge>>,
+        call: F,
+    ) -> Result<Classified<T>, CallError>
+    where
+        F: FnOnce(Store<CallState>) -> Fut,
+        Fut: Future<Output = (Store<CallState>, GuestResult<T>)>,
+    {
+        let (metadata_model, uses_ai) = classifier_metadata(p)
+            .map(|m| (m.model.clone(), m.uses_ai))
+            .unwrap_or_default();
+        let ai = ai.filter(|_| uses_ai);
+        let started = Instant::now();
+        let _nesting = match &ai {
+            Some(_) => Some(
+                tokio::time::timeout(
+                    p.manifest.limits.timeout(),
+                    self.inner.nesting_slots.acquire(),
+                )
+                .await
+                .map_err(|_| {
+                    CallError::Timeout(format!(
+                        "wall-clock timeout of {} ms exceeded waiting for a slot",
+                        p.manifest.limits.timeout_ms
+                    ))
+                })?
+                .map_err(|e| CallError::Instantiate(e.to_string()))?,
+            ),
+            None => None,
+        };
+        let output = self
+            .invoke(p, None, true, |mut store| {
+                store.data_mut().ai = ai;
+                call(store)
+            })
+            .await?;
+        Ok(Classified {
+            output,
+            metadata_model,
+            latency_ms: started.elapsed().as_millis() as u64,
+        })
+    }
+
     /// Classifies one reply with the `reply-classifier` plugin `plugin_id`.
     ///
     /// `ai` answers the plugin's `ai.complete` imports for this call only
@@ -114,79 +228,57 @@ impl PluginRuntime {
         let KindPre::Classifier(pre) = &p.pre else {
             unreachable!("kind checked by plugin_of")
         };
-        let (metadata_model, uses_ai) = match &p.metadata {
-            Some(PluginMetadata::ReplyClassifier(m)) => (m.model.clone(), m.uses_ai),
-            _ => (String::new(), false),
-        };
-        // A classifier that says it uses no AI gets no bridge: it cannot
-        // spend the account's credits.
-        let ai = ai.filter(|_| uses_ai);
-        let started = Instant::now();
-        // The bridge runs an LLM plugin while this call holds its instance
-        // slot; bounding such calls to half the slots keeps the LLM calls
-        // from waiting on the very calls that wait for them.
-        let _nesting = match &ai {
-            Some(_) => Some(
-                tokio::time::timeout(
-                    p.manifest.limits.timeout(),
-                    self.inner.nesting_slots.acquire(),
-                )
-                .await
-                .map_err(|_| {
-                    CallError::Timeout(format!(
-                        "wall-clock timeout of {} ms exceeded waiting for a slot",
-                        p.manifest.limits.timeout_ms
-                    ))
-                })?
-                .map_err(|e| CallError::Instantiate(e.to_string()))?,
-            ),
-            None => None,
-        };
-        let verdict = self
-            .invoke(&p, None, true, |mut store| async move {
-                store.data_mut().ai = ai;
-                let r = match pre.instantiate_async(&mut store).await {
-                    Ok(i) => {
-                        i.outreach_plugin_classifier()
-                            .call_classify(&mut store, &input)
-                            .await
-                    }
-                    Err(e) => Err(e),
-                };
-                (store, r)
-            })
+        let c = self
+            .run_classifier(
+                &p,
+                ai,
+                classify_with!(pre, outreach_plugin_classifier, input),
+            )
             .await?;
-        check_verdict(
-            verdict,
-            &metadata_model,
-            started.elapsed().as_millis() as u64,
-        )
+        check_verdict(c.output, &c.metadata_model, c.latency_ms)
     }
 
-    /// Loaded reply classifiers with their metadata, sorted by id.
-    pub fn reply_classifiers(&self) -> Vec<ReplyClassifierInfo> {
+    /// Loaded classifiers of `kind` with their metadata, sorted by id.
+    pub(crate) fn classifiers_of(&self, kind: PluginKind) -> Vec<ClassifierInfo> {
         self.list()
             .into_iter()
+            .filter(|p| p.kind == kind)
             .filter_map(|p| match p.metadata {
-                Some(PluginMetadata::ReplyClassifier(m)) => Some(ReplyClassifierInfo {
-                    id: p.id,
-                    name: m.name,
-                    model: m.model,
-                    description: m.description,
-                    uses_ai: m.uses_ai,
-                    example: p.example,
-                    source: p.source,
-                }),
+                Some(PluginMetadata::ReplyClassifier(m) | PluginMetadata::DomainClassifier(m)) => {
+                    Some(ClassifierInfo {
+                        id: p.id,
+                        name: m.name,
+                        model: m.model,
+                        description: m.description,
+                        uses_ai: m.uses_ai,
+                        example: p.example,
+                        source: p.source,
+                    })
+                }
                 _ => None,
             })
             .collect()
     }
 
-    /// One loaded reply classifier, when `plugin_id` is one.
-    pub fn reply_classifier(&self, plugin_id: &str) -> Option<ReplyClassifierInfo> {
-        self.reply_classifiers()
+    /// One loaded classifier of `kind`, when `plugin_id` is one.
+    pub(crate) fn classifier_of(
+        &self,
+        kind: PluginKind,
+        plugin_id: &str,
+    ) -> Option<ClassifierInfo> {
+        self.classifiers_of(kind)
             .into_iter()
             .find(|c| c.id == plugin_id)
+    }
+
+    /// Loaded reply classifiers with their metadata, sorted by id.
+    pub fn reply_classifiers(&self) -> Vec<ReplyClassifierInfo> {
+        self.classifiers_of(PluginKind::ReplyClassifier)
+    }
+
+    /// One loaded reply classifier, when `plugin_id` is one.
+    pub fn reply_classifier(&self, plugin_id: &str) -> Option<ReplyClassifierInfo> {
+        self.classifier_of(PluginKind::ReplyClassifier, plugin_id)
     }
 }
 

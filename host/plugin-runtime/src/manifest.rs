@@ -10,7 +10,7 @@ use std::time::Duration;
 /// a `0.x` package a minor bump may change types.
 pub const WIT_API_VERSION: &str = "0.1.0";
 
-/// The six plugin kinds, one WIT world each.
+/// The seven plugin kinds, one WIT world each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PluginKind {
@@ -20,16 +20,18 @@ pub enum PluginKind {
     WorkflowAction,
     TemplatePack,
     ReplyClassifier,
+    DomainClassifier,
 }
 
 impl PluginKind {
-    pub const ALL: [PluginKind; 6] = [
+    pub const ALL: [PluginKind; 7] = [
         PluginKind::LlmProvider,
         PluginKind::EmailVerifier,
         PluginKind::ContactEnricher,
         PluginKind::WorkflowAction,
         PluginKind::TemplatePack,
         PluginKind::ReplyClassifier,
+        PluginKind::DomainClassifier,
     ];
 
     /// The WIT world name, which is also the `kind` string of the manifest.
@@ -41,6 +43,7 @@ impl PluginKind {
             PluginKind::WorkflowAction => "workflow-action",
             PluginKind::TemplatePack => "template-pack",
             PluginKind::ReplyClassifier => "reply-classifier",
+            PluginKind::DomainClassifier => "domain-classifier",
         }
     }
 
@@ -53,10 +56,13 @@ impl PluginKind {
     }
 
     /// Whether the kind's world imports `http`. Template packs are pure data
-    /// and reply classifiers reach a model only through the `ai` import, so
-    /// neither gets network access whatever its manifest says.
+    /// and classifiers (reply and domain) reach a model only through the `ai`
+    /// import, so none of them gets network access whatever its manifest says.
     pub fn has_network(self) -> bool {
-        !matches!(self, PluginKind::TemplatePack | PluginKind::ReplyClassifier)
+        !matches!(
+            self,
+            PluginKind::TemplatePack | PluginKind::ReplyClassifier | PluginKind::DomainClassifier
+        )
     }
 }
 
@@ -316,8 +322,20 @@ allowed_hosts = ["https://api.acme.com"]
         assert!(!m.kind.is_vendor() && !m.kind.has_network());
         let e = Manifest::parse(&OK.replace("email-verifier", "mail-robot")).unwrap_err();
         assert!(
-            e.to_string().ends_with("template-pack, reply-classifier"),
+            e.to_string()
+                .ends_with("template-pack, reply-classifier, domain-classifier"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn domain_classifiers_need_no_vendor_fields_and_get_no_network() {
+        let m = Manifest::parse(
+            "id = \"dc\"\nkind = \"domain-classifier\"\nversion = \"1\"\napi_version = \"0.1.0\"\n",
+        )
+        .unwrap();
+        assert_eq!(m.kind, PluginKind::DomainClassifier);
+        assert_eq!(m.kind.as_str(), "domain-classifier");
+        assert!(!m.kind.is_vendor() && !m.kind.has_network());
     }
 }

@@ -1,8 +1,8 @@
 //! `PluginRuntime`: the engine, the linker, and the registry of loaded plugins.
 
 use crate::bindings::{
-    contact_enricher, email_verifier, llm_provider, reply_classifier, shared, template_pack,
-    workflow_action,
+    contact_enricher, domain_classifier, email_verifier, llm_provider, reply_classifier, shared,
+    template_pack, workflow_action,
 };
 use crate::engine::{self, Compiler, EpochTicker};
 use crate::error::LoadError;
@@ -79,6 +79,7 @@ pub enum PluginMetadata {
     WorkflowAction(crate::canonical::ActionDescriptor),
     TemplatePack(shared::outreach::plugin::types::PackMetadata),
     ReplyClassifier(shared::outreach::plugin::types::ClassifierMetadata),
+    DomainClassifier(shared::outreach::plugin::types::ClassifierMetadata),
 }
 
 pub(crate) enum KindPre {
@@ -88,6 +89,7 @@ pub(crate) enum KindPre {
     Action(workflow_action::WorkflowActionPre<CallState>),
     Pack(template_pack::TemplatePackPre<CallState>),
     Classifier(reply_classifier::ReplyClassifierPre<CallState>),
+    DomainClassifier(domain_classifier::DomainClassifierPre<CallState>),
 }
 
 pub(crate) struct LoadedPlugin {
@@ -138,8 +140,8 @@ pub(crate) struct Inner {
     /// Calls in flight are bounded by the pool's instance slots, so a burst
     /// waits for a slot (within its timeout) instead of failing.
     pub slots: tokio::sync::Semaphore,
-    /// Calls that wait on nested plugin calls while holding a slot (reply
-    /// classifiers whose `ai` bridge runs an LLM plugin) may hold at most
+    /// Calls that wait on nested plugin calls while holding a slot (reply and
+    /// domain classifiers whose `ai` bridge runs an LLM plugin) may hold at most
     /// half of the slots, so the calls they wait for always find one.
     pub nesting_slots: tokio::sync::Semaphore,
     _ticker: EpochTicker,
@@ -262,6 +264,9 @@ impl PluginRuntime {
             }
             PluginKind::ReplyClassifier => KindPre::Classifier(
                 reply_classifier::ReplyClassifierPre::new(pre).map_err(world_err)?,
+            ),
+            PluginKind::DomainClassifier => KindPre::DomainClassifier(
+                domain_classifier::DomainClassifierPre::new(pre).map_err(world_err)?,
             ),
         };
         let net = manifest.kind.has_network().then(|| {
@@ -434,7 +439,7 @@ fn check_metadata(m: &Manifest, meta: &PluginMetadata) -> Result<(), LoadError> 
             None
         }
         PluginMetadata::TemplatePack(_) => None,
-        PluginMetadata::ReplyClassifier(c) => {
+        PluginMetadata::ReplyClassifier(c) | PluginMetadata::DomainClassifier(c) => {
             if c.name.trim().is_empty() || c.model.trim().is_empty() {
                 return Err(LoadError(
                     "classifier metadata must name the classifier and its model".into(),

@@ -7,56 +7,11 @@ mod common;
 
 use common::*;
 use outreach_plugin_runtime::{
-    AiBridge, AiFuture, CallError, CompletionRequest, CompletionResponse, GuardPolicy,
-    MAX_AI_CALLS_PER_CALL, NO_AI_PROVIDER, PluginError, PluginKind, PluginMetadata, PluginRuntime,
-    REPLY_LABELS, ReplyInput, Role,
+    AiBridge, AiFuture, CallError, CompletionRequest, GuardPolicy, MAX_AI_CALLS_PER_CALL,
+    NO_AI_PROVIDER, PluginError, PluginKind, PluginMetadata, PluginRuntime, REPLY_LABELS,
+    ReplyInput, Role,
 };
-use std::sync::{Arc, Mutex};
-
-/// A bridge that answers every completion with the same canned result and
-/// keeps the requests it saw.
-struct FakeAi {
-    answer: Result<CompletionResponse, PluginError>,
-    seen: Mutex<Vec<CompletionRequest>>,
-}
-
-impl FakeAi {
-    fn content(model: &str, content: &str) -> Arc<FakeAi> {
-        Arc::new(FakeAi {
-            answer: Ok(CompletionResponse {
-                model: model.into(),
-                content: content.into(),
-                prompt_tokens: 120,
-                completion_tokens: 12,
-                finish_reason: "stop".into(),
-            }),
-            seen: Mutex::new(Vec::new()),
-        })
-    }
-
-    fn failing(e: PluginError) -> Arc<FakeAi> {
-        Arc::new(FakeAi {
-            answer: Err(e),
-            seen: Mutex::new(Vec::new()),
-        })
-    }
-
-    fn requests(&self) -> Vec<CompletionRequest> {
-        self.seen.lock().unwrap().clone()
-    }
-}
-
-impl AiBridge for FakeAi {
-    fn complete(&self, request: CompletionRequest) -> AiFuture<'_> {
-        self.seen.lock().unwrap().push(request);
-        let answer = self.answer.clone();
-        Box::pin(async move { answer })
-    }
-}
-
-fn bridge(ai: &Arc<FakeAi>) -> Option<Arc<dyn AiBridge>> {
-    Some(ai.clone() as Arc<dyn AiBridge>)
-}
+use std::sync::Arc;
 
 fn reply(headers: &[(&str, &str)], subject: &str, text: &str) -> ReplyInput {
     ReplyInput {

@@ -19,6 +19,7 @@
 //!   environment are ignored (a proxy would make the connection elsewhere).
 
 mod client;
+pub mod dns;
 mod ip;
 mod outbound;
 mod resolver;
@@ -47,6 +48,9 @@ pub struct GuardPolicy {
     /// private network). Cloud metadata endpoints stay refused whatever is
     /// listed, because reaching them hands out the host's credentials.
     pub allow_nets: Vec<ipnet::IpNet>,
+    /// The operator's `dns_nameservers`: names are resolved there instead
+    /// of by the system resolver (which also reads the hosts file) when set.
+    pub nameservers: Vec<std::net::SocketAddr>,
 }
 
 impl GuardPolicy {
@@ -56,6 +60,7 @@ impl GuardPolicy {
             allowed_schemes: vec!["http".to_owned(), "https".to_owned()],
             allow_loopback: false,
             allow_nets: Vec::new(),
+            nameservers: Vec::new(),
         }
     }
 

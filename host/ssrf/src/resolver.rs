@@ -36,7 +36,8 @@ impl GuardedResolver {
         Self { policy }
     }
 
-    /// Resolves `host` with the system resolver (which honours /etc/hosts, so
+    /// Resolves `host` with the policy's nameservers, else the system
+    /// resolver (which honours /etc/hosts, so
     /// `localhost` is caught too) and returns its addresses with port 0, or
     /// [`GuardError::Blocked`] if any address is blocked.
     ///
@@ -49,18 +50,38 @@ impl GuardedResolver {
     }
 }
 
-/// Resolves `host` with the system resolver and applies the policy to every
-/// address; the addresses come back with `port`. Shared by the HTTP
+/// Resolves `host` (with the policy's nameservers, else the system resolver)
+/// and applies the policy to every address; the addresses come back with
+/// `port`. Shared by the HTTP
 /// resolver and the non-HTTP connections of `outbound.rs`.
 pub(crate) async fn lookup_checked(
     host: &str,
     port: u16,
     policy: &GuardPolicy,
 ) -> Result<Vec<SocketAddr>, GuardError> {
-    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
-        .await
-        .map_err(|e| GuardError::Connect(format!("DNS lookup of {host} failed: {e}")))?
-        .collect();
+    let literal = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<std::net::IpAddr>();
+    let addrs: Vec<SocketAddr> = if let Ok(ip) = literal {
+        vec![SocketAddr::new(ip, port)]
+    } else if policy.nameservers.is_empty() {
+        tokio::net::lookup_host((host, port))
+            .await
+            .map_err(|e| GuardError::Connect(format!("DNS lookup of {host} failed: {e}")))?
+            .collect()
+    } else {
+        // The operator's nameservers answer every lookup the server makes.
+        let resolver = crate::dns::shared(&policy.nameservers).map_err(GuardError::Connect)?;
+        let fqdn = format!("{}.", host.trim_end_matches('.'));
+        resolver
+            .lookup_ip(fqdn)
+            .await
+            .map_err(|e| GuardError::Connect(format!("DNS lookup of {host} failed: {e}")))?
+            .iter()
+            .map(|ip| SocketAddr::new(ip, port))
+            .collect()
+    };
     check_resolved(host, addrs, policy)
 }
 

@@ -7,6 +7,7 @@ use outreach_core::Area;
 
 pub mod vendor_keys;
 
+pub use vendor_keys::account_ai::AccountAi;
 pub use vendor_keys::service::{Actor, Vendors, VendorsExt};
 
 /// The vendor keys area: key management, calls and usage behind the API

@@ -9,23 +9,19 @@
 //! every failure into "not listed", as a blacklist check must not flag an
 //! address because a list's server was slow.
 
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::Ipv4Addr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use hickory_resolver::TokioResolver;
-use hickory_resolver::config::{NameServerConfig, ResolveHosts, ResolverConfig};
 use hickory_resolver::net::NetError;
-use hickory_resolver::net::runtime::TokioRuntimeProvider;
 use hickory_resolver::proto::rr::RData;
 
 use crate::config::Config;
 
-/// How long one query may take, and how often it is tried. Blacklist checks
-/// ask a dozen lists at once, so a list that does not answer costs the
-/// request at most `TIMEOUT x ATTEMPTS`.
-const TIMEOUT: Duration = Duration::from_secs(3);
-const ATTEMPTS: usize = 2;
+// How long one query may take, and how often it is tried. Blacklist checks
+// ask a dozen lists at once, so a list that does not answer costs the
+// request at most `TIMEOUT x ATTEMPTS`.
+use outreach_ssrf::dns::{ATTEMPTS, TIMEOUT};
 
 /// Why a lookup produced no records.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -103,32 +99,8 @@ impl Dns {
     /// does not start: DNS serves checks, not the API itself.
     pub fn from_config(config: &Config) -> anyhow::Result<Dns> {
         let servers = config.dns_nameserver_addrs()?;
-        let mut builder = if servers.is_empty() {
-            match TokioResolver::builder_tokio() {
-                Ok(builder) => builder,
-                Err(e) => {
-                    tracing::warn!(error = %e, "no system DNS configuration; DNS lookups will fail until dns_nameservers is set");
-                    TokioResolver::builder_with_config(
-                        ResolverConfig::from_name_servers(Vec::new()),
-                        TokioRuntimeProvider::default(),
-                    )
-                }
-            }
-        } else {
-            TokioResolver::builder_with_config(
-                ResolverConfig::from_name_servers(servers.iter().map(name_server).collect()),
-                TokioRuntimeProvider::default(),
-            )
-        };
-        let opts = builder.options_mut();
-        opts.timeout = TIMEOUT;
-        opts.attempts = ATTEMPTS;
-        // The names asked about are mail domains on the Internet; a local
-        // hosts file says nothing about their records.
-        opts.use_hosts_file = ResolveHosts::Never;
-        let resolver = builder
-            .build()
-            .map_err(|e| anyhow::anyhow!("building the DNS resolver: {e}"))?;
+        let resolver = outreach_ssrf::dns::resolver(&servers, TIMEOUT, ATTEMPTS, "DNS")
+            .map_err(anyhow::Error::msg)?;
         Ok(Dns {
             resolver: Arc::new(resolver),
         })
@@ -216,14 +188,6 @@ impl Dns {
             Err(LookupError::Failed(_)) => DnsblAnswer::Unanswered,
         }
     }
-}
-
-fn name_server(addr: &SocketAddr) -> NameServerConfig {
-    let mut server = NameServerConfig::udp_and_tcp(addr.ip());
-    for connection in &mut server.connections {
-        connection.port = addr.port();
-    }
-    server
 }
 
 /// A fully qualified name, so the resolver never appends search domains.

@@ -23,6 +23,7 @@ pub fn policy(config: &Config) -> anyhow::Result<GuardPolicy> {
     Ok(GuardPolicy {
         allow_loopback,
         allow_nets,
+        nameservers: config.dns_nameserver_addrs()?,
         ..GuardPolicy::strict()
     })
 }

@@ -13,7 +13,10 @@ use anyhow::Context;
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::{AnyPool, Executor};
 
+mod args;
 pub mod migrate;
+
+pub use args::{Arg, Args};
 
 /// Which SQL engine the pool talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

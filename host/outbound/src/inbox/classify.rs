@@ -13,22 +13,19 @@
 //! Replies suspected of spoofing are never claimed: their classification
 //! is deferred, so they cannot move an enrollment.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::{AnyConnection, Row};
 use tracing::Instrument;
 
 use super::effects::{self, Classified};
-use outreach_core::error::ApiError;
 use outreach_core::state::AppState;
 use outreach_core::store::Backend;
 use outreach_mail_analysis::rules;
-use outreach_plugin_runtime::{
-    AiBridge, AiFuture, CompletionRequest, CompletionResponse, PluginError, ReplyInput,
-};
+use outreach_plugin_runtime::{AiBridge, ReplyInput};
 use outreach_vendors::vendor_keys::catalogue::Family;
-use outreach_vendors::{Actor, VendorsExt};
+use outreach_vendors::{AccountAi, VendorsExt};
 
 /// The first-party classifiers' plugin ids.
 pub const RULES_CLASSIFIER: &str = "reply-classifier-rules";
@@ -187,7 +184,12 @@ async fn classify_one(state: &AppState, p: &Pending, original: Option<&str>) -> 
             None
         };
         if let Some(plugin) = plugin.filter(|id| *id != RULES_CLASSIFIER) {
-            let bridge = Arc::new(AccountAi::new(state, p.account_id));
+            let bridge = Arc::new(AccountAi::new(
+                state,
+                p.account_id,
+                "inbox-classifier",
+                ACTION_TYPE,
+            ));
             let ai: Arc<dyn AiBridge> = bridge.clone();
             match state
                 .plugins
@@ -307,58 +309,4 @@ pub async fn refresh_thread(
     .execute(conn)
     .await?;
     Ok(())
-}
-
-/// The `ai` import of a classifier call: completions on the account's AI
-/// key chain, with their cost in the vendor ledger under `reply_classifier`.
-struct AccountAi {
-    state: AppState,
-    actor: Actor,
-    provider: Mutex<Option<String>>,
-}
-
-impl AccountAi {
-    fn new(state: &AppState, account_id: i64) -> AccountAi {
-        AccountAi {
-            state: state.clone(),
-            actor: Actor {
-                account_id,
-                user_key: "inbox-classifier".to_owned(),
-            },
-            provider: Mutex::new(None),
-        }
-    }
-
-    /// The provider that answered the last completion.
-    fn provider(&self) -> Option<String> {
-        self.provider.lock().ok().and_then(|p| p.clone())
-    }
-}
-
-impl AiBridge for AccountAi {
-    fn complete(&self, request: CompletionRequest) -> AiFuture<'_> {
-        Box::pin(async move {
-            let done = self
-                .state
-                .vendors()
-                .complete(&self.actor, ACTION_TYPE, request)
-                .await
-                .map_err(|e| match e {
-                    // Every key failed for now (timeouts, 5xx): a later pass may do.
-                    ApiError::BadGateway(m) => PluginError::Transient(m),
-                    other => PluginError::Permanent(other.to_string()),
-                })?;
-            if let Ok(mut p) = self.provider.lock() {
-                *p = Some(done.provider.clone());
-            }
-            let c = done.completion;
-            Ok(CompletionResponse {
-                model: c.model,
-                content: c.content,
-                prompt_tokens: c.prompt_tokens,
-                completion_tokens: c.completion_tokens,
-                finish_reason: c.finish_reason,
-            })
-        })
-    }
 }

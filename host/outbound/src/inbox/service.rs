@@ -37,7 +37,7 @@ mod model;
 pub use model::*;
 
 use super::CLASSIFY_INTERVAL_SECS;
-use super::store::{self, Arg, Args, Filter, ReplyRow, ThreadRow};
+use super::store::{self, Filter, ReplyRow, ThreadRow};
 use outreach_core::accounts::plans::Plan;
 use outreach_core::accounts::service::is_member;
 use outreach_core::error::{ApiError, ApiResult};
@@ -45,6 +45,7 @@ use outreach_core::http::auth::Caller;
 use outreach_core::http::extract::{one_of, within};
 use outreach_core::platform::clock::iso;
 use outreach_core::state::AppState;
+use outreach_core::store::{Arg, Args};
 
 /// The inbox belongs to sequences, which are Starter+.
 pub fn gate(caller: &Caller) -> ApiResult<()> {

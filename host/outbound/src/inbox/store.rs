@@ -6,44 +6,10 @@
 //! assembled from clauses numbered `$1..$n` in the order their values are
 //! bound; thread id lists are written as integers (`id_list`).
 
-use sqlx::any::{AnyArguments, AnyRow};
-use sqlx::query::Query;
-use sqlx::{Any, AnyConnection, Row};
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
 
-use outreach_core::store::{Db, id_list};
-
-/// A bound value of an assembled statement.
-#[derive(Debug, Clone)]
-pub enum Arg {
-    Int(i64),
-    OptInt(Option<i64>),
-    Text(String),
-    OptText(Option<String>),
-}
-
-/// The placeholders of an assembled statement, numbered in binding order.
-#[derive(Debug, Default)]
-pub struct Args(Vec<Arg>);
-
-impl Args {
-    /// Adds a value and returns its placeholder.
-    pub fn push(&mut self, a: Arg) -> String {
-        self.0.push(a);
-        format!("${}", self.0.len())
-    }
-
-    fn bind<'q>(&self, mut q: Query<'q, Any, AnyArguments>) -> Query<'q, Any, AnyArguments> {
-        for a in &self.0 {
-            q = match a {
-                Arg::Int(v) => q.bind(*v),
-                Arg::OptInt(v) => q.bind(*v),
-                Arg::Text(v) => q.bind(v.clone()),
-                Arg::OptText(v) => q.bind(v.clone()),
-            };
-        }
-        q
-    }
-}
+use outreach_core::store::{Arg, Args, Db, id_list};
 
 pub const THREAD_COLUMNS: &str = "id, thread_id, domain, contact_email, subject, \
      last_received_at, last_classification, last_classification_confidence, message_count, \

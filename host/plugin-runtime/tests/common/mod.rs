@@ -1,12 +1,14 @@
-//! Shared test helpers: a tiny HTTP stub and runtime constructors.
+//! Shared test helpers: a tiny HTTP stub, runtime constructors and a fake
+//! AI bridge for the classifiers.
 #![allow(dead_code)]
 
 use outreach_plugin_runtime::{
-    GuardPolicy, PluginRuntime, RuntimeConfig, fixtures::TEST_GUESTS_DIR,
+    AiBridge, AiFuture, CompletionRequest, CompletionResponse, GuardPolicy, PluginError,
+    PluginRuntime, RuntimeConfig, fixtures::TEST_GUESTS_DIR,
 };
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
@@ -128,4 +130,50 @@ pub async fn runtime(dir: Option<&Path>, policy: GuardPolicy, first_party: bool)
     })
     .await
     .unwrap()
+}
+
+/// A bridge that answers every completion with the same canned result and
+/// keeps the requests it saw.
+pub struct FakeAi {
+    answer: Result<CompletionResponse, PluginError>,
+    seen: Mutex<Vec<CompletionRequest>>,
+}
+
+impl FakeAi {
+    pub fn content(model: &str, content: &str) -> Arc<FakeAi> {
+        Arc::new(FakeAi {
+            answer: Ok(CompletionResponse {
+                model: model.into(),
+                content: content.into(),
+                prompt_tokens: 120,
+                completion_tokens: 12,
+                finish_reason: "stop".into(),
+            }),
+            seen: Mutex::new(Vec::new()),
+        })
+    }
+
+    pub fn failing(e: PluginError) -> Arc<FakeAi> {
+        Arc::new(FakeAi {
+            answer: Err(e),
+            seen: Mutex::new(Vec::new()),
+        })
+    }
+
+    pub fn requests(&self) -> Vec<CompletionRequest> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+impl AiBridge for FakeAi {
+    fn complete(&self, request: CompletionRequest) -> AiFuture<'_> {
+        self.seen.lock().unwrap().push(request);
+        let answer = self.answer.clone();
+        Box::pin(async move { answer })
+    }
+}
+
+/// `ai` as the bridge argument of a classify call.
+pub fn bridge(ai: &Arc<FakeAi>) -> Option<Arc<dyn AiBridge>> {
+    Some(ai.clone() as Arc<dyn AiBridge>)
 }

@@ -11,6 +11,7 @@ use outreach_core::platform::clock::SystemClock;
 use outreach_core::state::{AppState, Plugins};
 
 mod accounts;
+mod domains;
 mod keys;
 mod mail;
 mod plugins;
@@ -53,6 +54,9 @@ pub enum Command {
     /// Inspect raw email as the inbox poller would (no database needed).
     #[command(subcommand)]
     Mail(mail::MailCommand),
+    /// The domain pool: import domains and their records.
+    #[command(subcommand)]
+    Domains(domains::DomainsCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -117,6 +121,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Command::Accounts(cmd) => accounts::run(state(config).await?, cmd).await,
             Command::Resellers(cmd) => accounts::run_resellers(state(config).await?, cmd).await,
             Command::Keys(cmd) => keys::run(state(config).await?, cmd).await,
+            Command::Domains(cmd) => domains::run(state(config).await?, cmd).await,
             Command::Plugins(cmd) => plugins::run(config, cmd).await,
             Command::Config(_) | Command::Mail(_) => unreachable!("handled above"),
         }

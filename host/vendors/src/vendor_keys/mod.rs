@@ -5,6 +5,7 @@
 //! [`service::Vendors`] to complete a prompt, verify an address or enrich a
 //! domain on the account's own keys.
 
+pub mod account_ai;
 pub mod catalogue;
 pub mod keys;
 pub mod routes;

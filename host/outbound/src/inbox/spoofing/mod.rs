@@ -63,9 +63,6 @@ use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
 use futures::FutureExt;
-use mail_auth::hickory_resolver::TokioResolver;
-use mail_auth::hickory_resolver::config::{NameServerConfig, ResolveHosts, ResolverConfig};
-use mail_auth::hickory_resolver::net::runtime::TokioRuntimeProvider;
 use mail_auth::spf::verify::SpfParameters;
 use mail_auth::{
     AuthenticatedMessage, DkimOutput, DkimResult, DmarcResult, MessageAuthenticator, SpfOutput,
@@ -85,10 +82,9 @@ use headers::*;
 use judge::*;
 use received::*;
 
-/// How long one DNS query may take, and how often it is tried (as the
-/// core's shared resolver).
-const DNS_TIMEOUT: Duration = Duration::from_secs(3);
-const DNS_ATTEMPTS: usize = 2;
+// How long one DNS query may take, and how often it is tried: as the
+// core's shared resolver.
+use outreach_ssrf::dns::{ATTEMPTS as DNS_ATTEMPTS, TIMEOUT as DNS_TIMEOUT};
 
 /// The longest a whole check may take; past it the reply is not suspected.
 pub const CHECK_TIMEOUT: Duration = Duration::from_secs(20);
@@ -176,30 +172,13 @@ impl SpoofCheck {
         nameservers: &[SocketAddr],
         trusted_authserv_ids: Vec<String>,
     ) -> anyhow::Result<SpoofCheck> {
-        let mut builder = if nameservers.is_empty() {
-            match TokioResolver::builder_tokio() {
-                Ok(builder) => builder,
-                Err(e) => {
-                    tracing::warn!(error = %e, "no system DNS configuration; the inbox's spoofing check cannot look up SPF, DKIM or DMARC until dns_nameservers is set");
-                    TokioResolver::builder_with_config(
-                        ResolverConfig::from_name_servers(Vec::new()),
-                        TokioRuntimeProvider::default(),
-                    )
-                }
-            }
-        } else {
-            TokioResolver::builder_with_config(
-                ResolverConfig::from_name_servers(nameservers.iter().map(name_server).collect()),
-                TokioRuntimeProvider::default(),
-            )
-        };
-        let opts = builder.options_mut();
-        opts.timeout = DNS_TIMEOUT;
-        opts.attempts = DNS_ATTEMPTS;
-        opts.use_hosts_file = ResolveHosts::Never;
-        let resolver = builder
-            .build()
-            .map_err(|e| anyhow::anyhow!("building the spoofing check's DNS resolver: {e}"))?;
+        let resolver = outreach_ssrf::dns::resolver(
+            nameservers,
+            DNS_TIMEOUT,
+            DNS_ATTEMPTS,
+            "the inbox's spoofing check",
+        )
+        .map_err(anyhow::Error::msg)?;
         let trusted_authserv_ids = trusted_authserv_ids
             .iter()
             .map(|id| normalize_id(id))
@@ -360,14 +339,6 @@ impl SpoofCheck {
             .any(|r| matches!(r.method.as_str(), "spf" | "dkim" | "dmarc"));
         reports.then_some(results)
     }
-}
-
-fn name_server(addr: &SocketAddr) -> NameServerConfig {
-    let mut server = NameServerConfig::udp_and_tcp(addr.ip());
-    for connection in &mut server.connections {
-        connection.port = addr.port();
-    }
-    server
 }
 
 fn normalize_id(id: &str) -> String {

@@ -1,0 +1,280 @@
+//! SQL of the domain pool: records, their search tags, change history and
+//! the accounts waiting for an enrichment. The pool is global: nothing here
+//! filters by account except the enrichment requests.
+
+use sqlx::{AnyConnection, Row};
+
+use super::record::{COLUMNS, ENRICHED, ENRICHING, IMPORTED, QUEUED, StoredDomain, Technology};
+use outreach_core::store::{Arg, Args, Db, placeholder_list};
+
+/// The record of `domain` (normalised), if the pool has it.
+pub async fn find(db: &Db, domain: &str) -> sqlx::Result<Option<StoredDomain>> {
+    let sql = format!("SELECT {COLUMNS} FROM domains WHERE domain = $1");
+    sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(domain)
+        .fetch_optional(&db.pool)
+        .await?
+        .as_ref()
+        .map(StoredDomain::from_row)
+        .transpose()
+}
+
+/// The records of several domains, in no particular order.
+pub async fn find_many(db: &Db, domains: &[String]) -> sqlx::Result<Vec<StoredDomain>> {
+    let mut found = Vec::with_capacity(domains.len());
+    // 200 per statement stays under both backends' parameter limits.
+    for chunk in domains.chunks(200) {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM domains WHERE domain IN ({})",
+            placeholder_list(db.backend, 1, chunk.len())
+        );
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
+        for d in chunk {
+            q = q.bind(d);
+        }
+        for row in q.fetch_all(&db.pool).await? {
+            found.push(StoredDomain::from_row(&row)?);
+        }
+    }
+    Ok(found)
+}
+
+/// Adds `domain` to the pool as queued (due for enrichment now) unless it is
+/// there already; an imported record that was never enriched becomes
+/// queued. Returns its id and whether it must be queued now.
+pub async fn add(
+    conn: &mut AnyConnection,
+    domain: &str,
+    source: &str,
+    now: i64,
+) -> sqlx::Result<(i64, bool)> {
+    let inserted: Vec<i64> = sqlx::query_scalar(
+        "INSERT INTO domains (domain, status, source, created_at, refresh_at, updated_at) \
+         VALUES ($1, $2, $3, $4, $4, $4) ON CONFLICT (domain) DO NOTHING RETURNING id",
+    )
+    .bind(domain)
+    .bind(QUEUED)
+    .bind(source)
+    .bind(now)
+    .fetch_all(&mut *conn)
+    .await?;
+    if let Some(&id) = inserted.first() {
+        return Ok((id, true));
+    }
+    let promoted: Vec<i64> = sqlx::query_scalar(
+        "UPDATE domains SET status = $1, refresh_at = $2, updated_at = $2 \
+         WHERE domain = $3 AND status = $4 RETURNING id",
+    )
+    .bind(QUEUED)
+    .bind(now)
+    .bind(domain)
+    .bind(IMPORTED)
+    .fetch_all(&mut *conn)
+    .await?;
+    if let Some(&id) = promoted.first() {
+        return Ok((id, true));
+    }
+    let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM domains WHERE domain = $1")
+        .bind(domain)
+        .fetch_all(&mut *conn)
+        .await?;
+    let id = ids.first().copied().ok_or(sqlx::Error::RowNotFound)?;
+    Ok((id, false))
+}
+
+/// Notes that `account_id` waits for the enrichment of `domain_id` (it gets
+/// the `domain.enriched` event).
+pub async fn request(
+    conn: &mut AnyConnection,
+    domain_id: i64,
+    account_id: i64,
+    now: i64,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO domain_enrichment_requests (domain_id, account_id, requested_at) \
+         VALUES ($1, $2, $3) ON CONFLICT (domain_id, account_id) DO NOTHING",
+    )
+    .bind(domain_id)
+    .bind(account_id)
+    .bind(now)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Moves a record's next refresh to `at` (the scan queued it).
+pub async fn postpone(db: &Db, domain_id: i64, at: i64) -> sqlx::Result<()> {
+    sqlx::query("UPDATE domains SET refresh_at = $1 WHERE id = $2")
+        .bind(at)
+        .bind(domain_id)
+        .execute(&db.pool)
+        .await?;
+    Ok(())
+}
+
+/// A queued record is being enriched now (an enriched one keeps showing as
+/// enriched while it is refreshed).
+pub async fn mark_enriching(db: &Db, domain_id: i64) -> sqlx::Result<()> {
+    sqlx::query("UPDATE domains SET status = $1 WHERE id = $2 AND status = $3")
+        .bind(ENRICHING)
+        .bind(domain_id)
+        .bind(QUEUED)
+        .execute(&db.pool)
+        .await?;
+    Ok(())
+}
+
+/// Domains due for (re-)enrichment, oldest due first: new ones (due when
+/// added) and those whose refresh time has come.
+pub async fn due(db: &Db, now: i64, limit: i64) -> sqlx::Result<Vec<(i64, String, i64)>> {
+    let rows = sqlx::query(
+        "SELECT id, domain, COALESCE(enriched_at, 0) AS generation FROM domains \
+         WHERE refresh_at <= $1 ORDER BY refresh_at, id LIMIT $2",
+    )
+    .bind(now)
+    .bind(limit)
+    .fetch_all(&db.pool)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok((
+                r.try_get("id")?,
+                r.try_get("domain")?,
+                r.try_get("generation")?,
+            ))
+        })
+        .collect()
+}
+
+/// The filters of `GET /v1/search/domains`, already validated.
+#[derive(Debug, Default)]
+pub struct SearchFilter {
+    /// Lower case; matched as a substring of the company name or summary.
+    pub q: Option<String>,
+    pub industry: Option<String>,
+    /// ISO code: the registrant's country, else the server's.
+    pub country: Option<String>,
+    /// Each must be present (technology names as the fingerprints spell
+    /// them, compared case-insensitively; signal names).
+    pub technologies: Vec<String>,
+    pub signals: Vec<String>,
+    pub business_type: Option<String>,
+    pub min_confidence: Option<f64>,
+    pub min_intent_score: Option<i64>,
+    pub registered_after: Option<i64>,
+    /// A column of `domains` (checked by the service) and its direction.
+    pub sort: &'static str,
+    pub descending: bool,
+    pub limit: i64,
+    pub offset: i64,
+}
+
+/// One page of enriched records matching `f`, and how many match in all.
+pub async fn search(db: &Db, f: &SearchFilter) -> sqlx::Result<(Vec<StoredDomain>, i64)> {
+    let mut args = Args::default();
+    let mut clauses = vec![format!(
+        "status = {}",
+        args.push(Arg::Text(ENRICHED.into()))
+    )];
+    if let Some(q) = &f.q {
+        let like = format!("%{}%", escape_like(q));
+        let p = args.push(Arg::Text(like));
+        clauses.push(format!(
+            "(LOWER(COALESCE(company_name, '')) LIKE {p} ESCAPE '\\' \
+             OR LOWER(COALESCE(summary, '')) LIKE {p} ESCAPE '\\' OR domain LIKE {p} ESCAPE '\\')"
+        ));
+    }
+    if let Some(v) = &f.industry {
+        clauses.push(format!(
+            "LOWER(industry) = {}",
+            args.push(Arg::Text(v.to_lowercase()))
+        ));
+    }
+    if let Some(v) = &f.country {
+        clauses.push(format!(
+            "COALESCE(registrant_country, ip_country) = {}",
+            args.push(Arg::Text(v.to_uppercase()))
+        ));
+    }
+    if let Some(v) = &f.business_type {
+        clauses.push(format!(
+            "business_type = {}",
+            args.push(Arg::Text(v.clone()))
+        ));
+    }
+    if let Some(v) = f.min_confidence {
+        clauses.push(format!("confidence >= {}", args.push(Arg::Real(v))));
+    }
+    if let Some(v) = f.min_intent_score {
+        clauses.push(format!("intent_score >= {}", args.push(Arg::Int(v))));
+    }
+    if let Some(v) = f.registered_after {
+        clauses.push(format!("registered_at > {}", args.push(Arg::Int(v))));
+    }
+    for (kind, values) in [(TAG_TECHNOLOGY, &f.technologies), (TAG_SIGNAL, &f.signals)] {
+        for value in values {
+            // One indexed lookup per required value.
+            let kind = args.push(Arg::Text(kind.into()));
+            let value = args.push(Arg::Text(value.to_lowercase()));
+            clauses.push(format!(
+                "EXISTS (SELECT 1 FROM domain_tags t WHERE t.domain_id = domains.id \
+                 AND t.kind = {kind} AND t.value = {value})"
+            ));
+        }
+    }
+    let filter = clauses.join(" AND ");
+    let count_sql = format!("SELECT COUNT(*) FROM domains WHERE {filter}");
+    let total: i64 = args
+        .bind_scalar(sqlx::query_scalar(sqlx::AssertSqlSafe(count_sql)).persistent(false))
+        .fetch_one(&db.pool)
+        .await?;
+    let direction = if f.descending { "DESC" } else { "ASC" };
+    let limit = args.push(Arg::Int(f.limit));
+    let offset = args.push(Arg::Int(f.offset));
+    let sql = format!(
+        "SELECT {COLUMNS} FROM domains WHERE {filter} ORDER BY {} {direction}, id {direction} \
+         LIMIT {limit} OFFSET {offset}",
+        f.sort
+    );
+    let rows = args
+        .bind(sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false))
+        .fetch_all(&db.pool)
+        .await?;
+    let page = rows
+        .iter()
+        .map(StoredDomain::from_row)
+        .collect::<sqlx::Result<_>>()?;
+    Ok((page, total))
+}
+
+/// Tag kinds of `domain_tags`.
+pub const TAG_TECHNOLOGY: &str = "technology";
+/// Both of spec/2's signal sets; a name in both is one tag.
+pub const TAG_SIGNAL: &str = "signal";
+
+/// `%`, `_` and the escape character itself matched literally.
+fn escape_like(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The technology names of the last enrichment, `None` when the record
+/// was never enriched (so nothing can have changed).
+pub async fn technology_names(db: &Db, id: i64) -> sqlx::Result<Option<Vec<String>>> {
+    let rows: Vec<(Option<String>, Option<i64>)> =
+        sqlx::query_as("SELECT technologies, enriched_at FROM domains WHERE id = $1")
+            .bind(id)
+            .fetch_all(&db.pool)
+            .await?;
+    let Some((Some(technologies), Some(_))) = rows.into_iter().next() else {
+        return Ok(None);
+    };
+    let parsed: Vec<Technology> = serde_json::from_str(&technologies).unwrap_or_default();
+    Ok(Some(parsed.into_iter().map(|t| t.name).collect()))
+}
