@@ -28,6 +28,11 @@ fn print_default_is_valid_toml_with_every_setting() {
         "dns_nameservers",
         "sender_lease_secs",
         "sender_connections_per_account",
+        "inbox_poll_interval_secs",
+        "crawler_base_url_overrides",
+        "rdap_bootstrap_url",
+        "domain_classifier",
+        "domain_refresh_age_days",
     ] {
         assert!(parsed.contains_key(key), "{key} missing from print-default");
     }
