@@ -9,8 +9,8 @@ use utoipa_axum::routes;
 use super::email_finder::{self, FinderAnswer, FinderQuery};
 use super::record::DomainRecord;
 use super::service::{
-    self, BulkAnswer, BulkRequest, DomainQuery, Lookup, Pending, SearchAnswer, SearchQuery,
-    TechStack,
+    self, DomainBulkAnswer, DomainBulkRequest, DomainQuery, Lookup, Pending, SearchAnswer,
+    SearchQuery, TechStack,
 };
 use outreach_core::error::{ApiResult, ErrorBody};
 use outreach_core::http::auth::Caller;
@@ -51,16 +51,16 @@ async fn domain(
 
 /// The records of up to 200 domains; the unknown ones are queued.
 #[utoipa::path(post, path = "/v1/enrichment/bulk", tag = "enrichment", operation_id = "enrich_bulk",
-    security(("api_key" = [])), request_body = BulkRequest,
+    security(("api_key" = [])), request_body = DomainBulkRequest,
     responses(
-        (status = 200, description = "Each domain's state and record", body = BulkAnswer),
+        (status = 200, description = "Each domain's state and record", body = DomainBulkAnswer),
         (status = 400, description = "0 or more than 200 domains, or one not usable", body = ErrorBody),
     ))]
 async fn bulk(
     State(state): State<AppState>,
     caller: Caller,
-    Json(body): Json<BulkRequest>,
-) -> ApiResult<Json<BulkAnswer>> {
+    Json(body): Json<DomainBulkRequest>,
+) -> ApiResult<Json<DomainBulkAnswer>> {
     Ok(Json(service::bulk(&state, &caller, body).await?))
 }
 

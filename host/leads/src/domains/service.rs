@@ -106,14 +106,14 @@ async fn lookup(state: &AppState, caller: &Caller, domains: &[String]) -> ApiRes
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct BulkRequest {
+pub struct DomainBulkRequest {
     /// 1-200 domains or URLs.
     pub domains: Vec<String>,
 }
 
 /// One domain of a bulk answer.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct BulkItem {
+pub struct DomainBulkItem {
     /// As normalised (repeats in the request answer once).
     pub domain: String,
     /// queued, enriching, enriched or failed.
@@ -123,14 +123,18 @@ pub struct BulkItem {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct BulkAnswer {
-    pub data: Vec<BulkItem>,
+pub struct DomainBulkAnswer {
+    pub data: Vec<DomainBulkItem>,
     /// How many are queued or being enriched.
     pub queued: usize,
 }
 
 /// `POST /v1/enrichment/bulk`.
-pub async fn bulk(state: &AppState, caller: &Caller, body: BulkRequest) -> ApiResult<BulkAnswer> {
+pub async fn bulk(
+    state: &AppState,
+    caller: &Caller,
+    body: DomainBulkRequest,
+) -> ApiResult<DomainBulkAnswer> {
     if body.domains.is_empty() || body.domains.len() > MAX_BULK_DOMAINS {
         return Err(ApiError::bad_request(format!(
             "domains must hold 1 to {MAX_BULK_DOMAINS} entries"
@@ -148,14 +152,14 @@ pub async fn bulk(state: &AppState, caller: &Caller, body: BulkRequest) -> ApiRe
     let data = answers
         .into_iter()
         .map(|a| match a {
-            Lookup::Ready(r) => BulkItem {
+            Lookup::Ready(r) => DomainBulkItem {
                 domain: r.domain.clone(),
                 status: r.status.clone(),
                 record: Some(*r),
             },
             Lookup::Pending(p) => {
                 queued += 1;
-                BulkItem {
+                DomainBulkItem {
                     domain: p.domain,
                     status: p.status,
                     record: None,
@@ -163,7 +167,7 @@ pub async fn bulk(state: &AppState, caller: &Caller, body: BulkRequest) -> ApiRe
             }
         })
         .collect();
-    Ok(BulkAnswer { data, queued })
+    Ok(DomainBulkAnswer { data, queued })
 }
 
 #[derive(Debug, Serialize, ToSchema)]
