@@ -495,6 +495,9 @@ mod tests {
             "track: {per_second:.0} messages/s for {} byte bodies",
             body.len()
         );
-        assert!(per_second > 3000.0, "{per_second:.0} messages/s");
+        // A guard against a quadratic rewrite, not a benchmark (those are
+        // in tests/bench): ten times below the usual figure, so a loaded CI
+        // machine does not fail it.
+        assert!(per_second > 300.0, "{per_second:.0} messages/s");
     }
 }
