@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use outreach_domain_analysis::extract::PageKind;
 use outreach_ssrf::{ClientOptions, GuardError, GuardPolicy, GuardedClient, GuardedRequest, Url};
 
 /// Who we are, with where to read about it.
@@ -40,6 +41,8 @@ pub struct Page {
     /// Why the body is incomplete, when it is: over the size cap, or the
     /// time ran out while it trickled in (what arrived is kept).
     pub cut: Option<String>,
+    /// The home page, or the kind of link the crawler followed to it.
+    pub kind: PageKind,
 }
 
 /// What the crawl brought back.
@@ -99,7 +102,7 @@ impl Crawler {
         &self,
         domain: &str,
         base: Option<&str>,
-        links: impl Fn(&Page) -> Vec<Url>,
+        links: impl Fn(&Page) -> Vec<(Url, PageKind)>,
     ) -> Result<Site, CrawlFailure> {
         let starts: Vec<String> = match base {
             Some(b) => vec![b.to_string()],
@@ -130,7 +133,7 @@ impl Crawler {
         &self,
         domain: &str,
         start: &Url,
-        links: &impl Fn(&Page) -> Vec<Url>,
+        links: &impl Fn(&Page) -> Vec<(Url, PageKind)>,
     ) -> Result<Site, CrawlFailure> {
         let host = start.host_str().unwrap_or(domain).to_string();
         // Redirects may move within the site (or the overridden host), never
@@ -168,20 +171,20 @@ impl Crawler {
                 CrawlFailure::Final(format!("home page answered {}", home.status))
             });
         }
-        let mut extra: Vec<Url> = links(&home)
+        let mut extra: Vec<(Url, PageKind)> = links(&home)
             .into_iter()
-            .filter(|u| allowed(u) && u != &home.url)
+            .filter(|(u, _)| allowed(u) && u != &home.url)
             .collect();
-        extra.dedup();
+        extra.dedup_by(|a, b| a.0 == b.0);
         extra.truncate(MAX_EXTRA_PAGES);
         site.pages.push(home);
-        for url in extra {
+        for (url, kind) in extra {
             tokio::time::sleep(delay).await;
             // A sub-page that fails leaves what the others found.
             match self.fetch(&url, &same_site).await {
                 Ok(page) if page.status < 400 => {
                     site.cookies.extend(cookies(&page.headers));
-                    site.pages.push(page);
+                    site.pages.push(Page { kind, ..page });
                 }
                 Ok(_) => {}
                 Err(e) => tracing::debug!(%url, ?e, "sub-page not read"),
@@ -243,6 +246,7 @@ impl Crawler {
             headers: resp.headers,
             html,
             cut,
+            kind: PageKind::Home,
         })
     }
 }

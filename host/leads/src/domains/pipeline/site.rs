@@ -1,6 +1,6 @@
-//! The site stages: crawl, extraction, technology detection,
-//! classification and scores, turning a crawled site (and the DNS facts)
-//! into [`Findings`].
+//! The site stages: extraction, technology detection, signals and scores,
+//! turning a crawled site (and the DNS facts) into [`Findings`]; the
+//! classifier's verdict comes in through [`classified`].
 //!
 //! Reading pages is CPU work (HTML parsing, thousands of fingerprints), so
 //! it runs on the blocking pool, not on the async workers.
@@ -17,9 +17,9 @@ use super::dns::DnsFacts;
 use super::save::Findings;
 use crate::domains::record::Technology;
 
-/// The same-site pages worth fetching after the home page (under a test's
-/// base-URL override, mapped back onto it).
-pub fn next_pages(home: &Page, base: Option<&str>, domain: &str) -> Vec<Url> {
+/// The same-site pages worth fetching after the home page, with the kind
+/// of each (under a test's base-URL override, mapped back onto it).
+pub fn next_pages(home: &Page, base: Option<&str>, domain: &str) -> Vec<(Url, PageKind)> {
     let shown = shown_url(home.url.as_str(), base, domain);
     let page = PageInput {
         url: &shown,
@@ -31,17 +31,20 @@ pub fn next_pages(home: &Page, base: Option<&str>, domain: &str) -> Vec<Url> {
     extract::extract_page(&page)
         .crawl_candidates
         .into_iter()
-        .filter_map(|c| match (base, c.url.strip_prefix(&own)) {
-            (Some(base), Some(path)) => {
-                Url::parse(&format!("{}{path}", base.trim_end_matches('/'))).ok()
-            }
-            _ => Url::parse(&c.url).ok(),
+        .filter_map(|c| {
+            let url = match (base, c.url.strip_prefix(&own)) {
+                (Some(base), Some(path)) => {
+                    Url::parse(&format!("{}{path}", base.trim_end_matches('/'))).ok()
+                }
+                _ => Url::parse(&c.url).ok(),
+            };
+            Some((url?, c.kind))
         })
         .collect()
 }
 
-/// What the site and DNS say: company facts, technologies, the
-/// and the signals. Returns what the domain classifier reads; its verdict
+/// What the site and DNS say: company facts, technologies and the
+/// signals. Returns what the domain classifier reads; its verdict
 /// goes to [`classified`], and the scores to [`score`].
 pub fn analyse(
     domain: &str,
@@ -57,17 +60,12 @@ pub fn analyse(
     let mut title = None;
     if let Some(site) = site {
         for (index, page) in site.pages.iter().enumerate() {
-            let kind = if index == 0 {
-                PageKind::Home
-            } else {
-                kind_of(&page.url)
-            };
             let url = shown_url(page.url.as_str(), base, domain);
             let input = PageInput {
                 url: &url,
                 final_url: &url,
                 html: &page.html,
-                kind,
+                kind: page.kind,
             };
             let read = read_page(&input);
             detection.page(&Observed {
@@ -218,23 +216,4 @@ fn social_links(links: &extract::SocialLinks) -> Value {
         }
     }
     Value::Object(map)
-}
-
-/// The kind of a sub-page from its path, as the crawler followed it.
-fn kind_of(url: &Url) -> PageKind {
-    let path = url.path().to_ascii_lowercase();
-    let has = |words: &[&str]| words.iter().any(|w| path.contains(w));
-    if has(&["kontakt", "contact", "contacto", "contatti"]) {
-        PageKind::Contact
-    } else if has(&["impressum", "imprint", "legal", "mentions"]) {
-        PageKind::Imprint
-    } else if has(&["about", "ueber", "uber", "company", "team"]) {
-        PageKind::About
-    } else if has(&["career", "karriere", "jobs"]) {
-        PageKind::Careers
-    } else if has(&["pricing", "preise", "tarif", "plans"]) {
-        PageKind::Pricing
-    } else {
-        PageKind::Other
-    }
 }
