@@ -5,9 +5,9 @@
 //! The folder holds `N.html` and `N.json` (`{url, headers: {name: value},
 //! cookies: {name: value}}`) per page. Prints one JSON line per page,
 //! `{"file": "N.html", "technologies": [names]}`, then one timing line,
-//! `{"timing": {...}}`. The clock covers `read_page` (the html5ever parse
-//! and the walk that collects script sources, inline scripts and meta tags,
-//! together with the rest of the page's facts) and `detect`; reading the
+//! `{"timing": {...}}`. The clock covers `read_page` (html5ever's tokenizer
+//! collecting script sources, inline scripts and meta tags, together with
+//! the rest of the page's facts) and `detect`; reading the
 //! files and printing are outside it. A technology counts when its
 //! confidence is above 0.
 //!

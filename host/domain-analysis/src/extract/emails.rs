@@ -7,6 +7,7 @@
 //! after where its match starts), and addresses are then found by
 //! splitting the text into tokens, not by a regex.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -20,14 +21,19 @@ pub(crate) const MAX_EMAILS: usize = 50;
 
 /// `info [at] acme [dot] com`, `info(at)acme.com`, `info {at} acme`,
 /// `info <at> acme` (from `&lt;at&gt;`), `info (ät) firma (punkt) de`.
+///
+/// The patterns start at the bracket, which keeps the regex engine's
+/// prefilter on four rare bytes; the blanks around are dropped by
+/// [`undo_brackets`].
 static BRACKETED_AT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)[ \t]{0,3}[\[({<][ \t]{0,3}(?:at|ät|@)[ \t]{0,3}[\])}>][ \t]{0,3}")
-        .expect("static pattern")
+    Regex::new(r"(?i)[\[({<][ \t]{0,3}(?:at|ät|@)[ \t]{0,3}[\])}>]").expect("static pattern")
 });
 static BRACKETED_DOT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)[ \t]{0,3}[\[({<][ \t]{0,3}(?:dot|punkt|point|punto|ponto|punt)[ \t]{0,3}[\])}>][ \t]{0,3}")
+    Regex::new(r"(?i)[\[({<][ \t]{0,3}(?:dot|punkt|point|punto|ponto|punt)[ \t]{0,3}[\])}>]")
         .expect("static pattern")
 });
+/// Blanks dropped on each side of a bracketed `at` or `dot`.
+const BRACKET_BLANKS: usize = 3;
 /// `name AT domain DOT com`: bare words, both needed so prose such as
 /// "meet us at the fair" is left alone.
 static BARE: LazyLock<Regex> = LazyLock::new(|| {
@@ -36,6 +42,14 @@ static BARE: LazyLock<Regex> = LazyLock::new(|| {
     )
     .expect("static pattern")
 });
+/// The ` at ` that `BARE` needs, and how far its match reaches on either
+/// side: a local part of 64 after up to 3 blanks; a domain of up to five
+/// labels of 63, with ` dot ` of up to 9 between them.
+static BARE_AT: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"[ \t](?:at|AT|At)[ \t]").expect("static pattern"));
+const BARE_BEFORE_AT: usize = 64 + 3;
+const BARE_AFTER_AT: usize = 3 + 5 * 63 + 4 * 9;
+
 static BARE_DOT: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"[ \t]{1,3}(?:dot|DOT|Dot)[ \t]{1,3}").expect("static pattern"));
 
@@ -102,31 +116,65 @@ impl Emails {
     /// Addresses in visible text, plain or obfuscated.
     pub fn add_text(&mut self, text: &str) {
         self.add_tokens(text, EmailSource::Text);
-        let bracketed = BRACKETED_AT.replace_all(text, "@");
-        let bracketed = BRACKETED_DOT.replace_all(&bracketed, ".");
+        let bracketed = undo_brackets(text, &BRACKETED_AT, "@");
+        let bracketed = undo_brackets(&bracketed, &BRACKETED_DOT, ".");
         if bracketed != text {
             self.add_tokens(&bracketed, EmailSource::Obfuscated);
         }
-        for caps in BARE.captures_iter(text) {
-            let (Some(local), Some(domain)) = (caps.get(1), caps.get(2)) else {
-                continue;
-            };
-            let domain = BARE_DOT.replace_all(domain.as_str(), ".");
-            self.add(
-                &format!("{}@{domain}", local.as_str()),
-                EmailSource::Obfuscated,
-            );
+        // `BARE` begins with a character class, so the regex engine would
+        // try it at every position of the text; it runs instead around each
+        // ` at ` (found with a literal prefilter), in a window as wide as
+        // its longest match, and keeps the match that uses that ` at `.
+        for at in BARE_AT.find_iter(text) {
+            let start = char_boundary_at_or_before(text, at.start().saturating_sub(BARE_BEFORE_AT));
+            let end = char_boundary_at_or_before(text, at.end().saturating_add(BARE_AFTER_AT));
+            for caps in BARE.captures_iter(&text[start..end]) {
+                let (Some(whole), Some(local), Some(domain)) =
+                    (caps.get(0), caps.get(1), caps.get(2))
+                else {
+                    continue;
+                };
+                if start + whole.start() > at.start() || start + whole.end() <= at.start() {
+                    continue;
+                }
+                let domain = BARE_DOT.replace_all(domain.as_str(), ".");
+                self.add(
+                    &format!("{}@{domain}", local.as_str()),
+                    EmailSource::Obfuscated,
+                );
+            }
         }
     }
 
     /// Splits text at characters no address holds and keeps the tokens with
     /// exactly one `@`.
+    ///
+    /// Only the tokens around an `@` are looked at (memchr finds them), and
+    /// each character is visited at most twice, so long texts stay cheap.
     fn add_tokens(&mut self, text: &str, source: EmailSource) {
         // Letters outside ASCII stay in the token so that `müller@firma.de`
         // is refused whole rather than read as `ller@firma.de`.
         let is_address_char =
             |c: char| c.is_alphanumeric() || matches!(c, '.' | '_' | '%' | '+' | '-' | '@');
-        for token in text.split(|c: char| !is_address_char(c)) {
+        let mut read_to = 0;
+        for (at, _) in text.match_indices('@') {
+            if at < read_to {
+                continue; // part of the token just read
+            }
+            // The previous token ended at a character that is not part of
+            // an address, so this walk back stops before reaching it.
+            let start = text[..at]
+                .char_indices()
+                .rev()
+                .take_while(|&(_, c)| is_address_char(c))
+                .last()
+                .map_or(at, |(i, _)| i);
+            let end = text[at + 1..]
+                .char_indices()
+                .find(|&(_, c)| !is_address_char(c))
+                .map_or(text.len(), |(i, _)| at + 1 + i);
+            read_to = end;
+            let token = &text[start..end];
             if token.len() <= 254 && token.bytes().filter(|&b| b == b'@').count() == 1 {
                 let token = token.trim_matches(|c| matches!(c, '.' | '-' | '_' | '%' | '+'));
                 self.add(token, source);
@@ -316,4 +364,95 @@ pub(crate) fn is_free_mail(domain: &str) -> bool {
         "zoho.com",
     ];
     FREE.contains(&domain)
+}
+
+/// Replaces each match of `pattern` with `with`, together with up to
+/// [`BRACKET_BLANKS`] spaces or tabs on either side of it.
+fn undo_brackets<'t>(text: &'t str, pattern: &Regex, with: &str) -> Cow<'t, str> {
+    let is_blank = |b: &u8| matches!(b, b' ' | b'\t');
+    let mut out = String::new();
+    let mut copied_to = 0;
+    for found in pattern.find_iter(text) {
+        // A match starts at a bracket, so blanks skipped after the previous
+        // one never reach into it.
+        let before = &text.as_bytes()[copied_to..found.start()];
+        let blanks = before
+            .iter()
+            .rev()
+            .take(BRACKET_BLANKS)
+            .take_while(|b| is_blank(b))
+            .count();
+        out.push_str(&text[copied_to..found.start() - blanks]);
+        out.push_str(with);
+        let after = &text.as_bytes()[found.end()..];
+        copied_to = found.end()
+            + after
+                .iter()
+                .take(BRACKET_BLANKS)
+                .take_while(|b| is_blank(b))
+                .count();
+    }
+    if copied_to == 0 {
+        return Cow::Borrowed(text);
+    }
+    out.push_str(&text[copied_to..]);
+    Cow::Owned(out)
+}
+
+fn char_boundary_at_or_before(text: &str, index: usize) -> usize {
+    let mut index = index.min(text.len());
+    while !text.is_char_boundary(index) {
+        index -= 1;
+    }
+    index
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(text: &str) -> Vec<(String, EmailSource)> {
+        let mut emails = Emails::new();
+        emails.add_text(text);
+        emails
+            .into_vec()
+            .into_iter()
+            .map(|e| (e.address, e.source))
+            .collect()
+    }
+
+    #[test]
+    fn plain_addresses_are_whole_tokens_with_one_at() {
+        let text = "Write to sales@acme.de, not müller@acme.de or a@b@acme.de; \
+                    see logo@2x.png. Support: help@acme.de.";
+        let addresses: Vec<String> = found(text).into_iter().map(|(a, _)| a).collect();
+        assert_eq!(addresses, ["sales@acme.de", "help@acme.de"]);
+    }
+
+    #[test]
+    fn spelled_out_addresses_are_read_wherever_they_stand() {
+        // Prose with "at" before and after, an address far into the text and
+        // one right at its start.
+        let filler = "We meet customers at trade fairs and at home. ".repeat(40);
+        let text = format!(
+            "Bracketed: info [at] acme (dot) de, kontakt (ät)acme{{punkt}} de and x(at)y. \
+             office AT acme DOT co DOT uk is one. {filler} Or write to jane.doe at acme dot de today."
+        );
+        let found = found(&text);
+        assert!(
+            found.contains(&("office@acme.co.uk".to_owned(), EmailSource::Obfuscated)),
+            "{found:?}"
+        );
+        assert!(
+            found.contains(&("jane.doe@acme.de".to_owned(), EmailSource::Obfuscated)),
+            "{found:?}"
+        );
+        for bracketed in ["info@acme.de", "kontakt@acme.de"] {
+            assert!(
+                found.contains(&(bracketed.to_owned(), EmailSource::Obfuscated)),
+                "{found:?}"
+            );
+        }
+        assert_eq!(found.len(), 4, "{found:?}");
+    }
 }

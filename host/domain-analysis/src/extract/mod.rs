@@ -4,8 +4,8 @@
 //! from it ([`PageFacts::crawl_candidates`]), calls [`extract_page`] on each
 //! and [`merge`]s the results into the [`CompanyFacts`] of the domain record.
 //!
-//! Each page is parsed once (html5ever through scraper) and walked once
-//! ([`scan`]); the extractors then read what the walk collected:
+//! Each page is tokenized once (html5ever's tokenizer, no tree; `scan.rs`
+//! says why); the extractors then read what the pass collected:
 //!
 //! - `describe.rs`: the company name from a `<title>`, the summary, the
 //!   language;
@@ -15,9 +15,9 @@
 //! - `links.rs`: page features for the signals, and crawl candidates;
 //! - `merge.rs`: one company from several pages.
 //!
-//! Hostile pages are bounded: the HTML is cut at [`MAX_HTML_BYTES`] and at
-//! [`MAX_NESTING_DEPTH`] (`limits.rs` says why), every collection has a
-//! cap, no step recurses over the document, and text scanning is linear.
+//! Hostile pages are bounded: the HTML is cut at [`MAX_HTML_BYTES`], every
+//! collection has a cap, nothing keeps a stack of open elements or recurses
+//! over the document, and text scanning is linear.
 
 mod country;
 pub use country::country_code;
@@ -35,12 +35,11 @@ mod url;
 #[cfg(test)]
 mod tests;
 
-use scraper::Html;
 use serde::{Deserialize, Serialize};
 
 pub use describe::MAX_SUMMARY_BYTES;
+pub use limits::MAX_HTML_BYTES;
 pub(crate) use limits::cap_bytes;
-pub use limits::{MAX_HTML_BYTES, MAX_NESTING_DEPTH};
 pub use links::MAX_CRAWL_CANDIDATES;
 pub use merge::merge;
 pub use scan::PageAssets;
@@ -241,7 +240,8 @@ pub struct PageFacts {
     /// careers, pricing), at most [`MAX_CRAWL_CANDIDATES`]. The crawler
     /// follows the home page's.
     pub crawl_candidates: Vec<CrawlCandidate>,
-    /// The HTML was cut (size or nesting); facts from the rest are missing.
+    /// The HTML was cut at [`MAX_HTML_BYTES`]; facts from the rest are
+    /// missing.
     pub truncated: bool,
 }
 
@@ -278,8 +278,8 @@ pub fn extract_page(page: &Page<'_>) -> PageFacts {
 #[derive(Debug, Clone)]
 pub struct ReadPage<'a> {
     pub facts: PageFacts,
-    /// The HTML as parsed: `page.html` cut at the size and nesting caps,
-    /// which is what technology fingerprints should match.
+    /// The HTML as read: `page.html` cut at [`MAX_HTML_BYTES`], which is
+    /// what technology fingerprints should match.
     pub html: &'a str,
     pub assets: PageAssets,
     /// The visible text, at most [`MAX_READ_TEXT_BYTES`], for classifiers.
@@ -294,12 +294,9 @@ pub const MAX_READ_TEXT_BYTES: usize = 64 * 1024;
 /// Reads one page's facts and keeps what technology detection needs, so
 /// the crawler parses each page once.
 pub fn read_page<'a>(page: &Page<'a>) -> ReadPage<'a> {
-    let sized = limits::cap_bytes(page.html, MAX_HTML_BYTES);
-    let html = limits::cap_nesting(sized, MAX_NESTING_DEPTH);
+    let html = limits::cap_bytes(page.html, MAX_HTML_BYTES);
     let truncated = html.len() < page.html.len();
-    let document = Html::parse_document(html);
-    let mut scan = scan::scan(&document);
-    drop(document);
+    let mut scan = scan::scan(html);
     let assets = std::mem::take(&mut scan.assets);
     let text = cap_bytes(&scan.text, MAX_READ_TEXT_BYTES).to_owned();
     let title = scan.title.as_deref().map(scan::collapse_whitespace);

@@ -1,11 +1,25 @@
-//! One pass over the parsed page that collects everything the extractors
+//! One pass over the page's tokens that collects everything the extractors
 //! read: head metadata, JSON-LD blocks, links with their text, forms, media,
-//! and the visible text. The walk is iterative (first child, next sibling,
-//! parent), so a page nested 100,000 deep costs no stack; CSS selectors are
-//! not used because descendant combinators walk ancestors for every node.
+//! and the visible text.
+//!
+//! The page goes through html5ever's tokenizer only, with no tree: the
+//! extractors need start tags, end tags and text in document order, which
+//! the tokens give directly. A DOM was built only to be walked once in that
+//! order and, because the tree builder walks its stack of open elements on
+//! most tags, a page nested 100,000 deep cost minutes; a tokenizer keeps no
+//! stack, so no nesting cap is needed. What the tree builder would do and
+//! the extractors notice is done here: raw-text elements switch the
+//! tokenizer's state as the tree builder does, a paragraph ends where the
+//! parser would close it, nested forms are ignored, and HTML tags break out
+//! of unclosed SVG or MathML.
 
-use scraper::node::Element;
-use scraper::{Html, Node};
+use std::cell::RefCell;
+
+use html5ever::tendril::StrTendril;
+use html5ever::tokenizer::states::RawKind;
+use html5ever::tokenizer::{
+    BufferQueue, Tag, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
+};
 
 use super::limits::cap_bytes;
 
@@ -87,77 +101,221 @@ pub struct PageAssets {
 }
 
 /// Elements whose text a visitor does not read.
-const HIDDEN: &[&str] = &[
-    "script", "style", "noscript", "template", "svg", "math", "select", "textarea", "head",
-];
+///
+/// `head` is not among them: without a tree, an unclosed `<head>` would hide
+/// the whole page, and what a head holds is tags and raw text anyway.
+fn is_hidden(name: &str) -> bool {
+    matches!(
+        name,
+        "script" | "style" | "noscript" | "template" | "svg" | "math" | "select" | "textarea"
+    )
+}
 
 /// Elements that end a line of text.
-const BLOCK: &[&str] = &[
-    "address",
-    "article",
-    "aside",
-    "blockquote",
-    "br",
-    "dd",
-    "div",
-    "dl",
-    "dt",
-    "fieldset",
-    "figcaption",
-    "figure",
-    "footer",
-    "form",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "header",
-    "hr",
-    "li",
-    "main",
-    "nav",
-    "ol",
-    "p",
-    "pre",
-    "section",
-    "table",
-    "td",
-    "th",
-    "tr",
-    "ul",
-    "button",
-    "label",
-];
+fn is_block(name: &str) -> bool {
+    matches!(
+        name,
+        "address"
+            | "article"
+            | "aside"
+            | "blockquote"
+            | "br"
+            | "dd"
+            | "div"
+            | "dl"
+            | "dt"
+            | "fieldset"
+            | "figcaption"
+            | "figure"
+            | "footer"
+            | "form"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "header"
+            | "hr"
+            | "li"
+            | "main"
+            | "nav"
+            | "ol"
+            | "p"
+            | "pre"
+            | "section"
+            | "table"
+            | "td"
+            | "th"
+            | "tr"
+            | "ul"
+            | "button"
+            | "label"
+    )
+}
 
-/// Walks the document once and returns what it saw.
-pub(crate) fn scan(html: &Html) -> Scan {
-    let mut collector = Collector::default();
-    let root = html.tree.root();
-    let mut node = root;
-    'walk: loop {
-        collector.open(node.value());
-        if let Some(child) = node.first_child() {
-            node = child;
-            continue;
-        }
-        loop {
-            collector.close(node.value());
-            if node.id() == root.id() {
-                break 'walk;
-            }
-            if let Some(next) = node.next_sibling() {
-                node = next;
-                break;
-            }
-            match node.parent() {
-                Some(parent) => node = parent,
-                None => break 'walk,
-            }
-        }
-    }
+/// Tokenizes the page once and returns what it saw.
+pub(crate) fn scan(html: &str) -> Scan {
+    let tokenizer = Tokenizer::new(
+        Sink(RefCell::new(Collector::default())),
+        TokenizerOpts::default(),
+    );
+    let input = BufferQueue::default();
+    input.push_back(StrTendril::from_slice(html));
+    // The sink never asks the tokenizer to pause for a script, so one feed
+    // reads the whole input.
+    let _ = tokenizer.feed(&input);
+    tokenizer.end();
+    let mut collector = tokenizer.sink.0.into_inner();
+    collector.end_paragraph();
     collector.scan
+}
+
+/// Elements whose content the tokenizer reads as text up to their end tag,
+/// and how (the tree builder's switch, with scripting enabled).
+fn raw_kind(name: &str) -> Option<TokenSinkResult<()>> {
+    Some(match name {
+        "title" | "textarea" => TokenSinkResult::RawData(RawKind::Rcdata),
+        "style" | "xmp" | "iframe" | "noembed" | "noframes" | "noscript" => {
+            TokenSinkResult::RawData(RawKind::Rawtext)
+        }
+        "script" => TokenSinkResult::RawData(RawKind::ScriptData),
+        "plaintext" => TokenSinkResult::Plaintext,
+        _ => return None,
+    })
+}
+
+/// Start tags that close an open paragraph (the HTML standard's list).
+fn closes_paragraph(name: &str) -> bool {
+    matches!(
+        name,
+        "address"
+            | "article"
+            | "aside"
+            | "blockquote"
+            | "center"
+            | "details"
+            | "dialog"
+            | "dir"
+            | "div"
+            | "dl"
+            | "fieldset"
+            | "figcaption"
+            | "figure"
+            | "footer"
+            | "form"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "header"
+            | "hgroup"
+            | "hr"
+            | "li"
+            | "dd"
+            | "dt"
+            | "main"
+            | "menu"
+            | "nav"
+            | "ol"
+            | "p"
+            | "pre"
+            | "section"
+            | "summary"
+            | "table"
+            | "ul"
+            | "plaintext"
+            | "xmp"
+            | "listing"
+    )
+}
+
+/// HTML start tags that end unclosed SVG or MathML content (the standard's
+/// "breakout" list, without `font`'s attribute test).
+fn breaks_out_of_foreign(name: &str) -> bool {
+    matches!(
+        name,
+        "b" | "big"
+            | "blockquote"
+            | "body"
+            | "br"
+            | "center"
+            | "code"
+            | "dd"
+            | "div"
+            | "dl"
+            | "dt"
+            | "em"
+            | "embed"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "head"
+            | "hr"
+            | "i"
+            | "img"
+            | "li"
+            | "listing"
+            | "menu"
+            | "meta"
+            | "nobr"
+            | "ol"
+            | "p"
+            | "pre"
+            | "ruby"
+            | "s"
+            | "small"
+            | "span"
+            | "strong"
+            | "strike"
+            | "sub"
+            | "sup"
+            | "table"
+            | "tt"
+            | "u"
+            | "ul"
+            | "var"
+    )
+}
+
+/// Hands the tokens to the collector. The tokenizer takes its sink by
+/// shared reference, hence the cell.
+struct Sink(RefCell<Collector>);
+
+impl TokenSink for Sink {
+    type Handle = ();
+
+    fn process_token(&self, token: Token, _line: u64) -> TokenSinkResult<()> {
+        let mut collector = self.0.borrow_mut();
+        match token {
+            Token::TagToken(tag) => match tag.kind {
+                TagKind::StartTag => return collector.start_tag(&Element(&tag)),
+                TagKind::EndTag => collector.end_tag(&tag.name),
+            },
+            Token::CharacterTokens(text) => collector.text(&text),
+            _ => {}
+        }
+        TokenSinkResult::Continue
+    }
+}
+
+/// A start tag, read like an element.
+struct Element<'a>(&'a Tag);
+
+impl Element<'_> {
+    fn name(&self) -> &str {
+        &self.0.name
+    }
+
+    fn attr(&self, name: &str) -> Option<&str> {
+        let attr = self.0.attrs.iter().find(|a| &*a.name.local == name)?;
+        Some(&attr.value)
+    }
 }
 
 #[derive(Default)]
@@ -177,18 +335,25 @@ struct Collector {
 }
 
 impl Collector {
-    fn open(&mut self, node: &Node) {
-        match node {
-            Node::Element(element) => self.open_element(element),
-            Node::Text(text) => self.text(text),
-            _ => {}
+    fn start_tag(&mut self, e: &Element) -> TokenSinkResult<()> {
+        let name = e.name();
+        if self.foreign > 0 && breaks_out_of_foreign(name) {
+            self.hidden = self.hidden.saturating_sub(self.foreign);
+            self.foreign = 0;
         }
-    }
-
-    fn close(&mut self, node: &Node) {
-        if let Node::Element(element) = node {
-            self.close_element(element);
+        let in_html = self.foreign == 0;
+        if in_html && closes_paragraph(name) {
+            self.end_paragraph();
         }
+        self.open_element(e);
+        if !in_html || name == "svg" || name == "math" {
+            // In SVG and MathML `<x/>` closes itself, and nothing is raw text.
+            if e.0.self_closing {
+                self.end_tag(name);
+            }
+            return TokenSinkResult::Continue;
+        }
+        raw_kind(name).unwrap_or(TokenSinkResult::Continue)
     }
 
     fn open_element(&mut self, e: &Element) {
@@ -256,16 +421,19 @@ impl Collector {
         if name == "svg" || name == "math" {
             self.foreign += 1;
         }
-        if HIDDEN.contains(&name) {
+        if is_hidden(name) {
             self.hidden += 1;
         }
-        if BLOCK.contains(&name) {
+        if is_block(name) {
             self.push_text("\n");
         }
     }
 
-    fn close_element(&mut self, e: &Element) {
-        let name = e.name();
+    fn end_tag(&mut self, name: &str) {
+        if !matches!(name, "br" | "button" | "label") && is_block(name) {
+            // The block that held an unclosed paragraph ends it.
+            self.end_paragraph();
+        }
         match name {
             "title" => self.in_title = false,
             "script" => {
@@ -285,27 +453,16 @@ impl Collector {
             }
             "a" => self.anchor = None,
             "form" => self.form = None,
-            "p" => {
-                if let Some(paragraph) = self.paragraph.take() {
-                    let collapsed = collapse_whitespace(&paragraph);
-                    // Cookie banners come first on many pages and say
-                    // nothing about the company.
-                    let is_banner = collapsed.to_lowercase().contains("cookie");
-                    if collapsed.chars().count() >= 60 && !is_banner {
-                        self.scan.first_paragraph = Some(collapsed);
-                    }
-                }
-            }
             "nav" | "footer" => self.chrome = self.chrome.saturating_sub(1),
             _ => {}
         }
         if name == "svg" || name == "math" {
             self.foreign = self.foreign.saturating_sub(1);
         }
-        if HIDDEN.contains(&name) {
+        if is_hidden(name) {
             self.hidden = self.hidden.saturating_sub(1);
         }
-        if BLOCK.contains(&name) {
+        if is_block(name) {
             self.push_text("\n");
         }
     }
@@ -354,6 +511,18 @@ impl Collector {
         self.scan
             .text
             .extend(text.chars().map(|c| if c == '\u{a0}' { ' ' } else { c }));
+    }
+
+    fn end_paragraph(&mut self) {
+        if let Some(paragraph) = self.paragraph.take() {
+            let collapsed = collapse_whitespace(&paragraph);
+            // Cookie banners come first on many pages and say nothing about
+            // the company.
+            let is_banner = collapsed.to_lowercase().contains("cookie");
+            if collapsed.chars().count() >= 60 && !is_banner {
+                self.scan.first_paragraph = Some(collapsed);
+            }
+        }
     }
 
     fn meta(&mut self, e: &Element) {
@@ -407,7 +576,8 @@ impl Collector {
     }
 
     fn form(&mut self, e: &Element) {
-        if self.scan.forms.len() >= MAX_FORMS {
+        // The parser ignores a form inside a form.
+        if self.form.is_some() || self.scan.forms.len() >= MAX_FORMS {
             return;
         }
         let mut wording = String::new();

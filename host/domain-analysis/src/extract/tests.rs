@@ -124,15 +124,17 @@ fn without_json_ld_the_name_comes_from_og_site_name_then_the_title() {
 
 #[test]
 fn hostile_pages_are_bounded() {
-    // 100,000 nested elements: cut at the nesting cap, parsed quickly.
+    // 100,000 nested elements: read whole and quickly, as the tokenizer
+    // keeps no stack of open elements.
     let deep = format!(
-        "<html><body>{}x{}</body></html>",
+        "<html><body>{}x{}<p>Write to deep@deep.example</p></body></html>",
         "<div>".repeat(100_000),
         "</div>".repeat(100_000)
     );
     let started = Instant::now();
     let facts = extract_page(&page("https://deep.example/", &deep, PageKind::Home));
-    assert!(facts.truncated);
+    assert!(!facts.truncated);
+    assert_eq!(facts.emails[0].address, "deep@deep.example");
     assert!(
         started.elapsed().as_secs() < 10,
         "took {:?}",
@@ -166,4 +168,33 @@ fn french_numbers_read_in_the_tld_region() {
         facts.phones.first().map(|p| p.e164.as_str()),
         Some("+33472102030")
     );
+}
+
+#[test]
+fn markup_a_browser_repairs_reads_as_a_browser_shows_it() {
+    // An unclosed head, an unclosed inline SVG that a paragraph breaks out
+    // of, a paragraph ended by a `div` rather than `</p>`, a script
+    // self-closed as XHTML (raw text all the same) and a form in a form.
+    let html = r#"<html><head><title>Repair &amp; Co</title>
+<body><svg viewBox="0 0 1 1"><path d="M0 0"/>
+<p>Repair and Co restores antique clocks for museums and private collectors in Ghent<div>Call +49 711 1234567</div>
+<script src="/app.js"/>var hidden = "not@visible.example";</script>
+<noscript><p>js@off.example</p></noscript>
+<form id="contact"><form id="inner"></form><input name="email" type="email"></form>
+<p>Mail hello@repair.example</p>"#;
+    let read = read_page(&page("https://repair.example/", html, PageKind::Home));
+    let facts = &read.facts;
+    assert_eq!(read.title.as_deref(), Some("Repair & Co"));
+    assert_eq!(
+        facts.summary.as_ref().map(|s| s.text.as_str()),
+        Some("Repair and Co restores antique clocks for museums and private collectors in Ghent")
+    );
+    let emails: Vec<&str> = facts.emails.iter().map(|e| e.address.as_str()).collect();
+    assert_eq!(emails, ["hello@repair.example"]);
+    assert_eq!(
+        facts.phones.first().map(|p| p.e164.as_str()),
+        Some("+497111234567")
+    );
+    assert_eq!(read.assets.script_srcs, ["/app.js"]);
+    assert!(read.text.contains("Call +49"), "{}", read.text);
 }

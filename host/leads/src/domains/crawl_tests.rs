@@ -174,10 +174,39 @@ async fn websites() -> String {
     base
 }
 
-async fn app(dns: &TestDns, base: &str) -> TestApp {
+/// A site of its own (robots.txt is per host) whose robots.txt is 10 MB of
+/// rules that do not concern its home page.
+async fn heavy_robots_site() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let rules: String = (0..400_000)
+        .map(|i| format!("Disallow: /private-{i}\n"))
+        .collect();
+    let robots = std::sync::Arc::new(format!("User-agent: *\n{rules}"));
+    assert!(robots.len() > 10_000_000);
+    let app = Router::new()
+        .route(
+            "/robots.txt",
+            get(move || {
+                let robots = robots.clone();
+                async move { robots.to_string() }
+            }),
+        )
+        .route(
+            "/",
+            get(|| async {
+                html("<html><body><p>Write to info@huge-robots.com</p></body></html>")
+            }),
+        );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    base
+}
+
+/// `extra`: more `(domain, base URL)` overrides, for sites served apart.
+async fn app(dns: &TestDns, base: &str, extra: &[(&str, &str)]) -> TestApp {
     let ns = dns.nameserver();
     let base = base.to_owned();
-    let overrides: BTreeMap<String, String> = [
+    let mut overrides: BTreeMap<String, String> = [
         ("acme-packaging.co.uk", "/acme/"),
         ("redirect-loop.com", "/loop/0"),
         ("huge-body.com", "/huge/"),
@@ -191,6 +220,9 @@ async fn app(dns: &TestDns, base: &str) -> TestApp {
     .into_iter()
     .map(|(domain, path)| (domain.to_owned(), format!("{base}{path}")))
     .collect();
+    for (domain, url) in extra {
+        overrides.insert((*domain).to_owned(), (*url).to_owned());
+    }
     TestApp::with_areas(&[crate::AREA], move |c| {
         c.dns_nameservers = vec![ns];
         c.crawler_base_url_overrides = overrides;
@@ -227,7 +259,7 @@ async fn a_company_site_fills_the_record() {
         "v=spf1 include:spf.protection.outlook.com -all",
     );
     let base = websites().await;
-    let app = app(&dns, &base).await;
+    let app = app(&dns, &base, &[]).await;
     let a = app.account(Plan::Starter).await;
 
     let record = enrich(&app, &a.api_key, "acme-packaging.co.uk").await;
@@ -325,7 +357,8 @@ async fn hostile_sites_end_with_a_reason_and_the_pipeline_goes_on() {
     // The cloud metadata address: refused by the outbound policy.
     dns.a("metadata-trap.com", Ipv4Addr::new(169, 254, 169, 254));
     let base = websites().await;
-    let app = app(&dns, &base).await;
+    let heavy_robots = format!("{}/", heavy_robots_site().await);
+    let app = app(&dns, &base, &[("huge-robots.com", &heavy_robots)]).await;
     let a = app.account(Plan::Starter).await;
 
     let started = Instant::now();
@@ -363,6 +396,13 @@ async fn hostile_sites_end_with_a_reason_and_the_pipeline_goes_on() {
 
     let record = enrich(&app, &a.api_key, "latin-one.de").await;
     assert_eq!(record["website_email"], "info@latin-one.de", "{record:#}");
+
+    // A 10 MB robots.txt is read up to its cap; the site is still crawled.
+    let record = enrich(&app, &a.api_key, "huge-robots.com").await;
+    assert_eq!(
+        record["website_email"], "info@huge-robots.com",
+        "{record:#}"
+    );
 
     // The slow site is the only one that takes its time-out.
     assert!(
@@ -407,7 +447,7 @@ async fn a_shop_a_saas_and_a_law_firm_read_field_by_field() {
     }
     dns.mx("ledgerly.io", 1, "aspmx.l.google.com");
     let base = websites().await;
-    let app = app(&dns, &base).await;
+    let app = app(&dns, &base, &[]).await;
     let a = app.account(Plan::Starter).await;
 
     let shop = enrich(&app, &a.api_key, "schuhhaus-meier.de").await;
