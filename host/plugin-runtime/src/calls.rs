@@ -51,9 +51,7 @@ impl PluginRuntime {
         timeout: Duration,
     ) -> Store<CallState> {
         let limits = p.manifest.limits;
-        let ticks = (limits.cpu_ms as u64)
-            .div_ceil(EPOCH_TICK.as_millis() as u64)
-            .max(1);
+        let ticks = cpu_ticks(p);
         let state = CallState::new(CallSetup {
             plugin: Arc::from(p.manifest.id.as_str()),
             memory_bytes: limits.memory_bytes(),
@@ -92,6 +90,25 @@ impl PluginRuntime {
         F: FnOnce(Store<CallState>) -> Fut,
         Fut: Future<Output = (Store<CallState>, GuestResult<T>)>,
     {
+        self.invoke_calls(p, base_url, record, 1, f).await
+    }
+
+    /// [`invoke`](Self::invoke) for `f` making `calls` calls into one
+    /// instance: the wall-clock timeout is the manifest's for each call, and
+    /// `f` gives each call the manifest's CPU budget with
+    /// [`CallState::start_call`].
+    pub(crate) async fn invoke_calls<T, F, Fut>(
+        &self,
+        p: &LoadedPlugin,
+        base_url: Option<&str>,
+        record: bool,
+        calls: u32,
+        f: F,
+    ) -> Result<T, CallError>
+    where
+        F: FnOnce(Store<CallState>) -> Fut,
+        Fut: Future<Output = (Store<CallState>, GuestResult<T>)>,
+    {
         let extra_rule = match base_url {
             Some(u) => {
                 let url = url::Url::parse(u)
@@ -103,7 +120,7 @@ impl PluginRuntime {
             None => None,
         };
         let timeout = if record {
-            p.manifest.limits.timeout()
+            p.manifest.limits.timeout() * calls.max(1)
         } else {
             METADATA_TIMEOUT
         };
@@ -218,6 +235,13 @@ fn descriptor(d: crate::bindings::types::ActionDescriptor) -> Result<ActionDescr
 /// Maps a finished call to its outcome, using what the store saw: a refused
 /// memory growth means out-of-memory, a spent CPU budget means timeout, an
 /// HTTP denial explains a failure better than the guest's own wording.
+/// A call's CPU budget in epoch ticks.
+pub(crate) fn cpu_ticks(p: &LoadedPlugin) -> u64 {
+    (p.manifest.limits.cpu_ms as u64)
+        .div_ceil(EPOCH_TICK.as_millis() as u64)
+        .max(1)
+}
+
 fn classify<T>(
     store: &Store<CallState>,
     result: GuestResult<T>,

@@ -172,6 +172,22 @@ impl PluginRuntime {
         F: FnOnce(Store<CallState>) -> Fut,
         Fut: Future<Output = (Store<CallState>, GuestResult<T>)>,
     {
+        self.run_classifier_calls(p, ai, 1, call).await
+    }
+
+    /// [`run_classifier`](Self::run_classifier) for `calls` calls into one
+    /// instance.
+    pub(crate) async fn run_classifier_calls<T, F, Fut>(
+        &self,
+        p: &LoadedPlugin,
+        ai: Option<Arc<dyn AiBridge>>,
+        calls: u32,
+        call: F,
+    ) -> Result<Classified<T>, CallError>
+    where
+        F: FnOnce(Store<CallState>) -> Fut,
+        Fut: Future<Output = (Store<CallState>, GuestResult<T>)>,
+    {
         let (metadata_model, uses_ai) = classifier_metadata(p)
             .map(|m| (m.model.clone(), m.uses_ai))
             .unwrap_or_default();
@@ -195,7 +211,7 @@ impl PluginRuntime {
             None => None,
         };
         let output = self
-            .invoke(p, None, true, |mut store| {
+            .invoke_calls(p, None, true, calls, |mut store| {
                 store.data_mut().ai = ai;
                 call(store)
             })
@@ -236,6 +252,68 @@ impl PluginRuntime {
             )
             .await?;
         check_verdict(c.output, &c.metadata_model, c.latency_ms)
+    }
+
+    /// Classifies several replies, which must all be one account's, with
+    /// the `reply-classifier` plugin `plugin_id` in one instance.
+    ///
+    /// A component starts from scratch in every instance, so whatever it
+    /// builds on first use (the rules classifier compiles its phrase
+    /// patterns, about 17 ms) is built once per batch rather than once per
+    /// reply. Each reply is still its own call with its own CPU budget and
+    /// AI-call allowance; the wall-clock timeout is the manifest's times
+    /// the number of replies. Sharing an instance shares the guest's memory
+    /// between the calls, which is why a batch holds one account's replies.
+    ///
+    /// A verdict the plugin refuses or gets wrong is that reply's error. A
+    /// trap, an exhausted budget or a timeout ends the whole batch with the
+    /// error: the caller classifies those replies one by one instead, so
+    /// that one hostile message cannot decide the others' fate.
+    pub async fn classify_replies(
+        &self,
+        plugin_id: &str,
+        inputs: Vec<ReplyInput>,
+        ai: Option<Arc<dyn AiBridge>>,
+    ) -> Result<Vec<Result<ReplyVerdict, CallError>>, CallError> {
+        if inputs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let p = self.plugin_of(plugin_id, PluginKind::ReplyClassifier)?;
+        let KindPre::Classifier(pre) = &p.pre else {
+            unreachable!("kind checked by plugin_of")
+        };
+        let ticks = crate::calls::cpu_ticks(&p);
+        let calls = u32::try_from(inputs.len()).unwrap_or(u32::MAX);
+        let c = self
+            .run_classifier_calls(&p, ai, calls, |mut store| async move {
+                let instance = match pre.instantiate_async(&mut store).await {
+                    Ok(i) => i,
+                    Err(e) => return (store, Err(e)),
+                };
+                let mut answers = Vec::with_capacity(inputs.len());
+                for input in &inputs {
+                    store.data_mut().start_call(ticks);
+                    let answer = instance
+                        .outreach_plugin_classifier()
+                        .call_classify(&mut store, input)
+                        .await;
+                    match answer {
+                        Ok(Ok(v)) => answers.push(Ok(v)),
+                        Ok(Err(e)) => answers.push(Err(match store.data().denials.first() {
+                            Some(d) => CallError::Denied(d.clone()),
+                            None => e.into(),
+                        })),
+                        Err(trap) => return (store, Err(trap)),
+                    }
+                }
+                (store, Ok(Ok(answers)))
+            })
+            .await?;
+        let latency_ms = c.latency_ms / u64::from(calls);
+        Ok(c.output
+            .into_iter()
+            .map(|answer| answer.and_then(|v| check_verdict(v, &c.metadata_model, latency_ms)))
+            .collect())
     }
 
     /// Loaded classifiers of `kind` with their metadata, sorted by id.

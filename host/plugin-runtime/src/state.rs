@@ -95,6 +95,14 @@ pub(crate) struct CallSetup {
 }
 
 impl CallState {
+    /// Starts another call into the same instance (a batch): a full CPU
+    /// budget, AI-call allowance and no denials carried over.
+    pub(crate) fn start_call(&mut self, cpu_ticks: u64) {
+        self.cpu_ticks_left = cpu_ticks;
+        self.ai_calls = 0;
+        self.denials.clear();
+    }
+
     pub(crate) fn new(setup: CallSetup) -> Self {
         let stderr = MemoryOutputPipe::new(STDERR_CAPTURE);
         // No preopened directories, no environment, no arguments, no stdin,

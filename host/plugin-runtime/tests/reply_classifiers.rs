@@ -376,3 +376,126 @@ async fn a_slow_bridge_hits_the_wall_clock_timeout() {
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
 }
+
+/// Answers each completion with its own prompt, so every reply of a batch
+/// can ask for a different verdict.
+struct Mirror;
+
+impl AiBridge for Mirror {
+    fn complete(&self, request: CompletionRequest) -> AiFuture<'_> {
+        Box::pin(async move {
+            Ok(outreach_plugin_runtime::CompletionResponse {
+                model: "mirror".into(),
+                content: request.messages[0].content.clone(),
+                prompt_tokens: 1,
+                completion_tokens: 1,
+            })
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_batch_answers_as_single_calls_do() {
+    let rt = runtime(None, GuardPolicy::strict(), true).await;
+    let replies = vec![
+        reply(
+            &[],
+            "Re: Quick question",
+            "Sounds interesting, can we talk on Tuesday?",
+        ),
+        reply(
+            &[],
+            "Re: Quick question",
+            "Please remove me from your list.",
+        ),
+        reply(
+            &[("Auto-Submitted", "auto-replied")],
+            "Automatic reply",
+            "I am out of the office until Monday.",
+        ),
+        reply(
+            &[],
+            "Re: Quick question",
+            "We already use a competitor and are happy.",
+        ),
+    ];
+    let batch = rt
+        .classify_replies("reply-classifier-rules", replies.clone(), None)
+        .await
+        .unwrap();
+    assert_eq!(batch.len(), replies.len());
+    for (input, answer) in replies.into_iter().zip(batch) {
+        let single = rt
+            .classify_reply("reply-classifier-rules", input, None)
+            .await
+            .unwrap();
+        let answer = answer.unwrap();
+        assert_eq!(
+            (answer.label, answer.confidence, answer.model),
+            (single.label, single.confidence, single.model)
+        );
+    }
+    assert!(
+        rt.classify_replies("reply-classifier-rules", Vec::new(), None)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn each_reply_of_a_batch_is_its_own_call() {
+    let (rt, _dir) = with_echo().await;
+    let most = format!("calls:{MAX_AI_CALLS_PER_CALL}");
+    let ai: Option<Arc<dyn AiBridge>> = Some(Arc::new(Mirror));
+    // Every reply may use the whole AI-call allowance, and a refused verdict
+    // is that reply's error alone.
+    let batch = rt
+        .classify_replies(
+            "echo-classifier",
+            vec![
+                reply(&[], &most, "interested|0.9|m"),
+                reply(&[], &most, "maybe|0.5|m"),
+                reply(&[], &most, "ooo|0.7|m"),
+            ],
+            ai,
+        )
+        .await
+        .unwrap();
+    let labels: Vec<Result<String, String>> = batch
+        .into_iter()
+        .map(|v| v.map(|v| v.label).map_err(|e| e.to_string()))
+        .collect();
+    assert_eq!(labels[0].as_deref(), Ok("interested"));
+    assert!(
+        labels[1]
+            .as_ref()
+            .is_err_and(|e| e.contains("is not one of")),
+        "{labels:?}"
+    );
+    assert_eq!(labels[2].as_deref(), Ok("ooo"));
+
+    // A batch that runs out of time fails as a whole, for the caller to
+    // classify its replies one by one.
+    struct Slow;
+    impl AiBridge for Slow {
+        fn complete(&self, _request: CompletionRequest) -> AiFuture<'_> {
+            Box::pin(async {
+                tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+                Err(PluginError::Transient("unreachable".into()))
+            })
+        }
+    }
+    let e = rt
+        .classify_replies(
+            "echo-classifier",
+            vec![reply(&[], "Re: x", "a"), reply(&[], "Re: x", "b")],
+            Some(Arc::new(Slow)),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, CallError::Timeout(m) if m.starts_with("wall-clock")),
+        "{e}"
+    );
+}
