@@ -113,45 +113,40 @@ fn is_hidden(name: &str) -> bool {
 
 /// Elements that end a line of text.
 fn is_block(name: &str) -> bool {
-    matches!(
-        name,
-        "address"
-            | "article"
-            | "aside"
-            | "blockquote"
-            | "br"
-            | "dd"
-            | "div"
-            | "dl"
-            | "dt"
-            | "fieldset"
-            | "figcaption"
-            | "figure"
-            | "footer"
-            | "form"
-            | "h1"
-            | "h2"
-            | "h3"
-            | "h4"
-            | "h5"
-            | "h6"
-            | "header"
-            | "hr"
-            | "li"
-            | "main"
-            | "nav"
-            | "ol"
-            | "p"
-            | "pre"
-            | "section"
-            | "table"
-            | "td"
-            | "th"
-            | "tr"
-            | "ul"
-            | "button"
-            | "label"
-    )
+    is_heading(name)
+        || matches!(
+            name,
+            "address"
+                | "article"
+                | "aside"
+                | "blockquote"
+                | "br"
+                | "dd"
+                | "div"
+                | "dl"
+                | "dt"
+                | "fieldset"
+                | "figcaption"
+                | "figure"
+                | "footer"
+                | "form"
+                | "header"
+                | "hr"
+                | "li"
+                | "main"
+                | "nav"
+                | "ol"
+                | "p"
+                | "pre"
+                | "section"
+                | "table"
+                | "td"
+                | "th"
+                | "tr"
+                | "ul"
+                | "button"
+                | "label"
+        )
 }
 
 /// Tokenizes the page once and returns what it saw.
@@ -185,102 +180,73 @@ fn raw_kind(name: &str) -> Option<TokenSinkResult<()>> {
     })
 }
 
-/// Start tags that close an open paragraph (the HTML standard's list).
+fn is_heading(name: &str) -> bool {
+    matches!(name, "h1" | "h2" | "h3" | "h4" | "h5" | "h6")
+}
+
+/// Start tags that close an open paragraph (the HTML standard's list): the
+/// blocks other than table cells, rows and inline controls, and a few more.
 fn closes_paragraph(name: &str) -> bool {
-    matches!(
-        name,
-        "address"
-            | "article"
-            | "aside"
-            | "blockquote"
-            | "center"
-            | "details"
-            | "dialog"
-            | "dir"
-            | "div"
-            | "dl"
-            | "fieldset"
-            | "figcaption"
-            | "figure"
-            | "footer"
-            | "form"
-            | "h1"
-            | "h2"
-            | "h3"
-            | "h4"
-            | "h5"
-            | "h6"
-            | "header"
-            | "hgroup"
-            | "hr"
-            | "li"
-            | "dd"
-            | "dt"
-            | "main"
-            | "menu"
-            | "nav"
-            | "ol"
-            | "p"
-            | "pre"
-            | "section"
-            | "summary"
-            | "table"
-            | "ul"
-            | "plaintext"
-            | "xmp"
-            | "listing"
-    )
+    (is_block(name) && !matches!(name, "br" | "td" | "th" | "tr" | "button" | "label"))
+        || matches!(
+            name,
+            "center"
+                | "details"
+                | "dialog"
+                | "dir"
+                | "hgroup"
+                | "menu"
+                | "summary"
+                | "plaintext"
+                | "xmp"
+                | "listing"
+        )
 }
 
 /// HTML start tags that end unclosed SVG or MathML content (the standard's
 /// "breakout" list, without `font`'s attribute test).
 fn breaks_out_of_foreign(name: &str) -> bool {
-    matches!(
-        name,
-        "b" | "big"
-            | "blockquote"
-            | "body"
-            | "br"
-            | "center"
-            | "code"
-            | "dd"
-            | "div"
-            | "dl"
-            | "dt"
-            | "em"
-            | "embed"
-            | "h1"
-            | "h2"
-            | "h3"
-            | "h4"
-            | "h5"
-            | "h6"
-            | "head"
-            | "hr"
-            | "i"
-            | "img"
-            | "li"
-            | "listing"
-            | "menu"
-            | "meta"
-            | "nobr"
-            | "ol"
-            | "p"
-            | "pre"
-            | "ruby"
-            | "s"
-            | "small"
-            | "span"
-            | "strong"
-            | "strike"
-            | "sub"
-            | "sup"
-            | "table"
-            | "tt"
-            | "u"
-            | "ul"
-            | "var"
-    )
+    is_heading(name)
+        || matches!(
+            name,
+            "b" | "big"
+                | "blockquote"
+                | "body"
+                | "br"
+                | "center"
+                | "code"
+                | "dd"
+                | "div"
+                | "dl"
+                | "dt"
+                | "em"
+                | "embed"
+                | "head"
+                | "hr"
+                | "i"
+                | "img"
+                | "li"
+                | "listing"
+                | "menu"
+                | "meta"
+                | "nobr"
+                | "ol"
+                | "p"
+                | "pre"
+                | "ruby"
+                | "s"
+                | "small"
+                | "span"
+                | "strong"
+                | "strike"
+                | "sub"
+                | "sup"
+                | "table"
+                | "tt"
+                | "u"
+                | "ul"
+                | "var"
+        )
 }
 
 /// Hands the tokens to the collector. The tokenizer takes its sink by
