@@ -113,6 +113,12 @@ if grep -E '"?(level)?"?.*(ERROR|panicked)' "$WORK/server.log" >/dev/null; then
     echo "--- server errors logged during the run:" >&2
     grep -E 'ERROR|panicked' "$WORK/server.log" | head -n 40 >&2
 fi
+# A panic is a bug even when every answer was right (a background worker's
+# panic leaves the API answering while the work stops).
+if grep -q 'panicked' "$WORK/server.log"; then
+    echo "--- the server panicked during the run (see above)" >&2
+    STATUS=1
+fi
 if [ "$STATUS" -ne 0 ]; then
     KEEP=1
 fi

@@ -97,14 +97,19 @@ pub async fn queue_due(state: &AppState, limit: i64) -> anyhow::Result<usize> {
     Ok(due.len())
 }
 
+/// Whether the refresh scan runs now: at start, then once a minute.
+fn refresh_scan_due(last_scan: Option<i64>, now: i64) -> bool {
+    last_scan.is_none_or(|last| now.saturating_sub(last) >= 60_000)
+}
+
 /// The worker: refresh scan once a minute, enrichments as they come.
 pub async fn run(state: AppState) {
     let owner = format!("enrich-{}", uuid::Uuid::new_v4());
-    let mut last_scan = i64::MIN;
+    let mut last_scan = None;
     loop {
         let now = state.clock.now_ms();
-        if now - last_scan >= 60_000 {
-            last_scan = now;
+        if refresh_scan_due(last_scan, now) {
+            last_scan = Some(now);
             // A minute's share of the hourly cap, at least one.
             let per_minute = (state.config.domain_refresh_per_hour / 60).max(1) as i64;
             if let Err(e) = queue_due(&state, per_minute).await {
@@ -319,4 +324,17 @@ async fn enrich(state: &AppState, job: &ClaimedJob) -> anyhow::Result<Outcome> {
     let now = state.clock.now_ms();
     save::save(&state.db, id, &findings, now, refresh_at(state, now)).await?;
     Ok(Outcome::Done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refresh_scan_due;
+
+    #[test]
+    fn the_refresh_scan_runs_at_start_then_once_a_minute() {
+        let now = 1_795_000_000_000;
+        assert!(refresh_scan_due(None, now));
+        assert!(!refresh_scan_due(Some(now), now + 59_999));
+        assert!(refresh_scan_due(Some(now), now + 60_000));
+    }
 }
