@@ -9,7 +9,7 @@
 //! Natively (`cargo test`) the import is answered by a handler installed with
 //! [`crate::testing::mock_ai`].
 
-use crate::types::{CompletionRequest, CompletionResponse, PluginError};
+use crate::types::{ChatMessage, CompletionRequest, CompletionResponse, PluginError, Role};
 
 /// Runs one chat completion on the account's AI keys.
 pub fn complete(request: &CompletionRequest) -> Result<CompletionResponse, PluginError> {
@@ -20,5 +20,27 @@ pub fn complete(request: &CompletionRequest) -> Result<CompletionResponse, Plugi
     #[cfg(not(target_arch = "wasm32"))]
     {
         crate::testing::dispatch_ai(request)
+    }
+}
+
+/// A classifier's question: one system and one user message, answered in
+/// JSON at temperature 0 by the default model of the key that answers.
+pub fn json_request(system: String, user: String, max_tokens: u32) -> CompletionRequest {
+    CompletionRequest {
+        model: String::new(),
+        messages: vec![
+            ChatMessage {
+                role: Role::System,
+                content: system,
+            },
+            ChatMessage {
+                role: Role::User,
+                content: user,
+            },
+        ],
+        max_tokens: Some(max_tokens),
+        temperature: Some(0.0),
+        stop: vec![],
+        json_mode: true,
     }
 }

@@ -93,24 +93,7 @@ outreach_plugin_sdk::export_domain_classifier!(Llm);
 /// The completion request: the taxonomy in the system message, the site
 /// (truncated) in the user message, JSON mode, temperature 0, few tokens.
 pub fn request(input: &DomainInput) -> CompletionRequest {
-    CompletionRequest {
-        // Empty: the default model of the key that answers.
-        model: String::new(),
-        messages: vec![
-            ChatMessage {
-                role: Role::System,
-                content: system_prompt(),
-            },
-            ChatMessage {
-                role: Role::User,
-                content: user_message(input),
-            },
-        ],
-        max_tokens: Some(MAX_TOKENS),
-        temperature: Some(0.0),
-        stop: vec![],
-        json_mode: true,
-    }
+    ai::json_request(system_prompt(), user_message(input), MAX_TOKENS)
 }
 
 /// The instructions, with every industry and its sub-industries and the

@@ -86,24 +86,7 @@ outreach_plugin_sdk::export_reply_classifier!(Llm);
 /// The completion request: the labels in the system message, the reply
 /// (truncated) in the user message, JSON mode, temperature 0, few tokens.
 pub fn request(input: &ReplyInput) -> CompletionRequest {
-    CompletionRequest {
-        // Empty: the default model of the key that answers.
-        model: String::new(),
-        messages: vec![
-            ChatMessage {
-                role: Role::System,
-                content: SYSTEM_PROMPT.into(),
-            },
-            ChatMessage {
-                role: Role::User,
-                content: user_message(input),
-            },
-        ],
-        max_tokens: Some(MAX_TOKENS),
-        temperature: Some(0.0),
-        stop: vec![],
-        json_mode: true,
-    }
+    ai::json_request(SYSTEM_PROMPT.into(), user_message(input), MAX_TOKENS)
 }
 
 fn user_message(input: &ReplyInput) -> String {

@@ -8,6 +8,24 @@ use sqlx::Any;
 use sqlx::any::AnyArguments;
 use sqlx::query::{Query, QueryScalar};
 
+/// Binds every value of `$args` to `$q` in order. A macro because sqlx's
+/// `Query` and `QueryScalar` have `bind` methods but no trait in common.
+macro_rules! bind_each {
+    ($args:expr, $q:expr) => {{
+        let mut q = $q;
+        for a in &$args.0 {
+            q = match a {
+                Arg::Int(v) => q.bind(*v),
+                Arg::OptInt(v) => q.bind(*v),
+                Arg::Real(v) => q.bind(*v),
+                Arg::Text(v) => q.bind(v.clone()),
+                Arg::OptText(v) => q.bind(v.clone()),
+            };
+        }
+        q
+    }};
+}
+
 /// A bound value of an assembled statement.
 #[derive(Debug, Clone)]
 pub enum Arg {
@@ -40,33 +58,15 @@ impl Args {
     }
 
     /// Binds the values to `q` in order.
-    pub fn bind<'q>(&self, mut q: Query<'q, Any, AnyArguments>) -> Query<'q, Any, AnyArguments> {
-        for a in &self.0 {
-            q = match a {
-                Arg::Int(v) => q.bind(*v),
-                Arg::OptInt(v) => q.bind(*v),
-                Arg::Real(v) => q.bind(*v),
-                Arg::Text(v) => q.bind(v.clone()),
-                Arg::OptText(v) => q.bind(v.clone()),
-            };
-        }
-        q
+    pub fn bind<'q>(&self, q: Query<'q, Any, AnyArguments>) -> Query<'q, Any, AnyArguments> {
+        bind_each!(self, q)
     }
 
     /// [`Args::bind`] for a statement that answers one column.
     pub fn bind_scalar<'q, O>(
         &self,
-        mut q: QueryScalar<'q, Any, O, AnyArguments>,
+        q: QueryScalar<'q, Any, O, AnyArguments>,
     ) -> QueryScalar<'q, Any, O, AnyArguments> {
-        for a in &self.0 {
-            q = match a {
-                Arg::Int(v) => q.bind(*v),
-                Arg::OptInt(v) => q.bind(*v),
-                Arg::Real(v) => q.bind(*v),
-                Arg::Text(v) => q.bind(v.clone()),
-                Arg::OptText(v) => q.bind(v.clone()),
-            };
-        }
-        q
+        bind_each!(self, q)
     }
 }

@@ -12,6 +12,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::cap_bytes;
 use super::url::percent_decode;
 use super::{Email, EmailSource};
 use crate::domain::normalise;
@@ -126,8 +127,8 @@ impl Emails {
         // ` at ` (found with a literal prefilter), in a window as wide as
         // its longest match, and keeps the match that uses that ` at `.
         for at in BARE_AT.find_iter(text) {
-            let start = char_boundary_at_or_before(text, at.start().saturating_sub(BARE_BEFORE_AT));
-            let end = char_boundary_at_or_before(text, at.end().saturating_add(BARE_AFTER_AT));
+            let start = cap_bytes(text, at.start().saturating_sub(BARE_BEFORE_AT)).len();
+            let end = cap_bytes(text, at.end().saturating_add(BARE_AFTER_AT)).len();
             for caps in BARE.captures_iter(&text[start..end]) {
                 let (Some(whole), Some(local), Some(domain)) =
                     (caps.get(0), caps.get(1), caps.get(2))
@@ -397,14 +398,6 @@ fn undo_brackets<'t>(text: &'t str, pattern: &Regex, with: &str) -> Cow<'t, str>
     }
     out.push_str(&text[copied_to..]);
     Cow::Owned(out)
-}
-
-fn char_boundary_at_or_before(text: &str, index: usize) -> usize {
-    let mut index = index.min(text.len());
-    while !text.is_char_boundary(index) {
-        index -= 1;
-    }
-    index
 }
 
 #[cfg(test)]

@@ -231,15 +231,8 @@ pub struct SearchAnswer {
     pub offset: i64,
 }
 
-pub const BUSINESS_TYPES: &[&str] = &[
-    "B2B",
-    "B2C",
-    "B2B2C",
-    "marketplace",
-    "non-profit",
-    "government",
-    "unknown",
-];
+/// spec/2's business types, as the classifiers answer them.
+pub use outreach_domain_analysis::classify::BUSINESS_TYPES;
 
 const SORTS: &[&str] = &[
     "intent_score",
@@ -269,7 +262,7 @@ pub async fn search(state: &AppState, query: SearchQuery) -> ApiResult<SearchAns
     let order = text(&query.order).unwrap_or("desc");
     one_of("order", order, &["asc", "desc"])?;
     if let Some(b) = text(&query.business_type) {
-        one_of("business_type", b, BUSINESS_TYPES)?;
+        one_of("business_type", b, &BUSINESS_TYPES)?;
     }
     if let Some(c) = query.min_confidence
         && !(0.0..=1.0).contains(&c)
