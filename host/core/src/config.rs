@@ -625,8 +625,10 @@ domain_refresh_per_hour = 600
 # integer or "unlimited". Settings: requests_per_minute, requests_per_day (a
 # daily cap per API key; unset, the minute window bounds the day),
 # monthly_quota, sequences, alerts, audiences, watchlist, webhooks, workflows,
-# saved_connections, api_keys. Environment: OUTREACH_LIMITS_<PLAN>_<SETTING>,
-# for example OUTREACH_LIMITS_PRO_MONTHLY_QUOTA=unlimited. For example:
+# saved_connections, api_keys, lead_lists (per account, default 50),
+# list_items (per lead list, default 1000), scoring_rules (per account, default
+# 50). Environment: OUTREACH_LIMITS_<PLAN>_<SETTING>, for example
+# OUTREACH_LIMITS_PRO_MONTHLY_QUOTA=unlimited. For example:
 #
 # [limits.pro]
 # requests_per_minute = 1000

@@ -49,7 +49,7 @@ impl PlanLimits {
 pub struct LimitsTable([PlanLimits; 4]);
 
 /// Every setting a `[limits.<plan>]` section may hold.
-pub const SETTINGS: [&str; 11] = [
+pub const SETTINGS: [&str; 14] = [
     "requests_per_minute",
     "requests_per_day",
     "monthly_quota",
@@ -61,6 +61,9 @@ pub const SETTINGS: [&str; 11] = [
     "workflows",
     "saved_connections",
     "api_keys",
+    "lead_lists",
+    "list_items",
+    "scoring_rules",
 ];
 
 /// Settings that may not be zero: a plan that admits no request at all is

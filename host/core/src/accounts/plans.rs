@@ -72,10 +72,13 @@ pub enum Quota {
     Workflows,
     SavedConnections,
     ApiKeys,
+    LeadLists,
+    ListItems,
+    ScoringRules,
 }
 
 impl Quota {
-    pub const ALL: [Quota; 8] = [
+    pub const ALL: [Quota; 11] = [
         Quota::Sequences,
         Quota::Alerts,
         Quota::Audiences,
@@ -84,6 +87,9 @@ impl Quota {
         Quota::Workflows,
         Quota::SavedConnections,
         Quota::ApiKeys,
+        Quota::LeadLists,
+        Quota::ListItems,
+        Quota::ScoringRules,
     ];
 
     /// The setting's name in `[limits.<plan>]`.
@@ -97,6 +103,9 @@ impl Quota {
             Quota::Workflows => "workflows",
             Quota::SavedConnections => "saved_connections",
             Quota::ApiKeys => "api_keys",
+            Quota::LeadLists => "lead_lists",
+            Quota::ListItems => "list_items",
+            Quota::ScoringRules => "scoring_rules",
         }
     }
 
@@ -110,13 +119,18 @@ impl Quota {
             Quota::Workflows => "workflows",
             Quota::SavedConnections => "saved connections",
             Quota::ApiKeys => "API keys",
+            Quota::LeadLists => "lead lists",
+            Quota::ListItems => "items per lead list",
+            Quota::ScoringRules => "scoring rules",
         }
     }
 
     /// The default cap for `plan`; `None` means unlimited. Alerts,
     /// audiences, watched domains and webhooks follow spec/2 "Limits",
-    /// workflows spec/3 and saved connections its 20 per user; the spec
-    /// leaves sequences and API keys unstated, so those figures are ours
+    /// workflows spec/3 and saved connections its 20 per user, lead lists
+    /// and their items spec/2 "Lead lists" (per account and per list); the
+    /// spec leaves sequences, API keys and scoring rules unstated, so those
+    /// figures are ours
     /// (ARCHITECTURE.md). Operators override any of them in `[limits.<plan>]`.
     pub fn default_limit(self, plan: Plan) -> Option<u64> {
         use Plan::*;
@@ -129,6 +143,11 @@ impl Quota {
             Quota::Workflows => [Some(0), Some(5), Some(25), None],
             Quota::SavedConnections => [Some(20), Some(20), Some(20), Some(20)],
             Quota::ApiKeys => [Some(2), Some(10), Some(50), None],
+            // spec/2 "Lead lists": the same for every plan.
+            Quota::LeadLists => [Some(50); 4],
+            Quota::ListItems => [Some(1_000); 4],
+            // Ours: the spec leaves the dashboard's rules uncounted.
+            Quota::ScoringRules => [Some(50); 4],
         };
         caps[match plan {
             Free => 0,
