@@ -11,11 +11,28 @@
 use outreach_core::Area;
 use utoipa_axum::router::OpenApiRouter;
 
+pub mod bulk;
+pub mod csv_out;
+pub mod domain_csv;
 pub mod domains;
+pub mod intelligence;
+pub mod lists;
+pub mod scoring;
+#[cfg(test)]
+pub(crate) mod testkit;
+
+fn v1() -> OpenApiRouter<outreach_core::state::AppState> {
+    OpenApiRouter::new()
+        .merge(domains::routes::router())
+        .merge(lists::routes::router())
+        .merge(bulk::routes::router())
+        .merge(intelligence::routes::router())
+        .merge(scoring::routes::router())
+}
 
 pub const AREA: Area = Area {
     name: "leads",
-    v1: domains::routes::router,
+    v1,
     public: OpenApiRouter::new,
     extend: |state, ext| {
         let crawler = domains::pipeline::crawl::Crawler::new(state.outbound.clone())

@@ -94,6 +94,39 @@ impl JobQueue {
         }
     }
 
+    /// Adds `jobs` on `conn`, the transaction of the change that needs them,
+    /// so the work and its cause commit together; a job whose idempotency
+    /// key exists is dropped. Returns how many were added.
+    pub async fn enqueue_many_on(
+        conn: &mut sqlx::AnyConnection,
+        backend: Backend,
+        jobs: &[NewJob],
+        now: i64,
+    ) -> sqlx::Result<u64> {
+        let mut added = 0;
+        // 7 parameters a row: 200 rows stay under both backends' limits.
+        for chunk in jobs.chunks(200) {
+            let sql = format!(
+                "INSERT INTO jobs (queue, payload, idempotency_key, run_at, max_attempts, \
+                 created_at, updated_at) VALUES {} ON CONFLICT (queue, idempotency_key) DO NOTHING",
+                crate::store::value_rows(backend, chunk.len(), 7)
+            );
+            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
+            for job in chunk {
+                q = q
+                    .bind(&job.queue)
+                    .bind(job.payload.to_string())
+                    .bind(&job.idempotency_key)
+                    .bind(job.run_at_ms.unwrap_or(now))
+                    .bind(job.max_attempts)
+                    .bind(now)
+                    .bind(now);
+            }
+            added += q.execute(&mut *conn).await?.rows_affected();
+        }
+        Ok(added)
+    }
+
     /// Claims up to `max` due jobs of `queue` for `owner` for the lease period.
     pub async fn claim(
         &self,

@@ -53,12 +53,12 @@ async fn candidates_follow_the_observed_pattern_then_verification() {
     assert!(r.body["candidates"][0]["verification"].is_null());
 
     // The company's pages show `initial.surname`.
-    let mut tx = app.state.db.pool.begin().await.unwrap();
     let now = app.state.clock.now_ms();
-    let (id, _) = store::add(&mut tx, "acme-gmbh.de", "api", now)
+    let id = store::find(&app.state.db, "acme-gmbh.de")
         .await
-        .unwrap();
-    tx.commit().await.unwrap();
+        .unwrap()
+        .expect("the finder queued the domain")
+        .id;
     let findings = Findings {
         emails_seen: vec!["info@acme-gmbh.de".into(), "k.lang@acme-gmbh.de".into()],
         intent_level: "cold".into(),

@@ -23,6 +23,7 @@ use sqlx::AnyConnection;
 use super::pipeline;
 use super::record::IMPORTED;
 use super::service::BUSINESS_TYPES;
+use crate::domain_csv::{DomainCell, DomainRows, sniff_delimiter};
 use outreach_core::state::AppState;
 use outreach_domain_analysis::domain::normalise;
 
@@ -42,8 +43,6 @@ pub enum Format {
     JsonLines,
 }
 
-/// Column names that hold the domain (spec/2 "CSV import rules").
-const DOMAIN_COLUMNS: &[&str] = &["domain", "domains", "website", "url", "site"];
 const BATCH: usize = 500;
 
 /// Text fields a JSON line may carry, as the record names them.
@@ -178,16 +177,11 @@ struct Line {
     row: Result<Option<Row>, ()>,
 }
 
-/// The file's lines: JSON lines one by one, CSV records through the `csv`
-/// crate (quoted cells, doubled quotes and line breaks inside quotes).
+/// The file's lines: JSON lines one by one, CSV records through
+/// [`DomainRows`].
 enum Lines<R: BufRead> {
     Json(R),
-    Csv {
-        reader: csv::Reader<R>,
-        /// The domain column, once the first record is read.
-        column: Option<usize>,
-        at: u64,
-    },
+    Csv(DomainRows<R>),
 }
 
 impl<R: BufRead> Lines<R> {
@@ -195,21 +189,8 @@ impl<R: BufRead> Lines<R> {
         Ok(match format {
             Format::JsonLines => Lines::Json(input),
             Format::Csv => {
-                // TSV when the first line has more tabs than commas.
-                let head = input.fill_buf()?;
-                let first = head.split(|b| *b == b'\n').next().unwrap_or(&[]);
-                let tabs = first.iter().filter(|b| **b == b'\t').count();
-                let commas = first.iter().filter(|b| **b == b',').count();
-                let reader = csv::ReaderBuilder::new()
-                    .has_headers(false)
-                    .flexible(true)
-                    .delimiter(if tabs > commas { b'\t' } else { b',' })
-                    .from_reader(input);
-                Lines::Csv {
-                    reader,
-                    column: None,
-                    at: 0,
-                }
+                let delimiter = sniff_delimiter(input.fill_buf()?);
+                Lines::Csv(DomainRows::new(input, delimiter))
             }
         })
     }
@@ -236,53 +217,19 @@ impl<R: BufRead> Lines<R> {
                     row,
                 }))
             }
-            Lines::Csv { reader, column, at } => {
-                let mut record = csv::ByteRecord::new();
-                match reader.read_byte_record(&mut record) {
-                    Ok(false) => return Ok(None),
-                    Ok(true) => {}
-                    Err(e) => return Err(std::io::Error::other(e)),
-                }
-                let end = reader.position().byte();
-                let bytes = end - *at;
-                *at = end;
-                let cells: Vec<String> = record
-                    .iter()
-                    .map(|c| {
-                        String::from_utf8_lossy(c)
-                            .trim_start_matches('\u{feff}')
-                            .trim()
-                            .to_string()
-                    })
-                    .collect();
-                Ok(Some(Line {
-                    bytes,
-                    row: csv_row(&cells, column),
-                }))
+            Lines::Csv(rows) => {
+                let Some((bytes, cell)) = rows.next_row().map_err(std::io::Error::other)? else {
+                    return Ok(None);
+                };
+                let row = match cell {
+                    DomainCell::Skip => Ok(None),
+                    DomainCell::Domain(d) => Ok(Some((d, Vec::new()))),
+                    DomainCell::Malformed => Err(()),
+                };
+                Ok(Some(Line { bytes, row }))
             }
         }
     }
-}
-
-fn csv_row(cells: &[String], column: &mut Option<usize>) -> Result<Option<Row>, ()> {
-    if cells.iter().all(|c| c.is_empty()) {
-        return Ok(None);
-    }
-    if column.is_none() {
-        let named = cells
-            .iter()
-            .position(|c| DOMAIN_COLUMNS.contains(&c.to_lowercase().as_str()));
-        *column = Some(named.unwrap_or(0));
-        // A header names the column; a first line whose first cell is a
-        // domain is data, anything else a header.
-        if named.is_some() || normalise(cells.first().map_or("", String::as_str)).is_err() {
-            return Ok(None);
-        }
-    }
-    let cell = cells.get(column.unwrap_or(0)).map_or("", String::as_str);
-    normalise(cell)
-        .map(|d| Some((d, Vec::new())))
-        .map_err(|_| ())
 }
 
 fn json_row(text: &str) -> Result<Option<Row>, ()> {

@@ -5,7 +5,7 @@
 use sqlx::{AnyConnection, Row};
 
 use super::record::{COLUMNS, ENRICHED, ENRICHING, IMPORTED, QUEUED, StoredDomain, Technology};
-use outreach_core::store::{Arg, Args, Db, placeholder_list};
+use outreach_core::store::{Arg, Args, Backend, Db, placeholder, placeholder_list, value_rows};
 
 /// The record of `domain` (normalised), if the pool has it.
 pub async fn find(db: &Db, domain: &str) -> sqlx::Result<Option<StoredDomain>> {
@@ -39,66 +39,91 @@ pub async fn find_many(db: &Db, domains: &[String]) -> sqlx::Result<Vec<StoredDo
     Ok(found)
 }
 
-/// Adds `domain` to the pool as queued (due for enrichment now) unless it is
-/// there already; an imported record that was never enriched becomes
-/// queued. Returns its id and whether it must be queued now.
-pub async fn add(
+/// Adds the `domains` the pool lacks as queued (due now) and makes the
+/// imported ones never enriched queued; returns those two kinds, which
+/// need a job. At most 200 domains a call (parameter limits).
+pub async fn add_many(
     conn: &mut AnyConnection,
-    domain: &str,
+    backend: Backend,
+    domains: &[String],
     source: &str,
     now: i64,
-) -> sqlx::Result<(i64, bool)> {
-    let inserted: Vec<i64> = sqlx::query_scalar(
+) -> sqlx::Result<Vec<(i64, String)>> {
+    if domains.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sql = format!(
         "INSERT INTO domains (domain, status, source, created_at, refresh_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $4, $4) ON CONFLICT (domain) DO NOTHING RETURNING id",
-    )
-    .bind(domain)
-    .bind(QUEUED)
-    .bind(source)
-    .bind(now)
-    .fetch_all(&mut *conn)
-    .await?;
-    if let Some(&id) = inserted.first() {
-        return Ok((id, true));
+         VALUES {} ON CONFLICT (domain) DO NOTHING RETURNING id, domain",
+        value_rows(backend, domains.len(), 6)
+    );
+    let mut q = sqlx::query_as(sqlx::AssertSqlSafe(sql)).persistent(false);
+    for d in domains {
+        q = q
+            .bind(d)
+            .bind(QUEUED)
+            .bind(source)
+            .bind(now)
+            .bind(now)
+            .bind(now);
     }
-    let promoted: Vec<i64> = sqlx::query_scalar(
-        "UPDATE domains SET status = $1, refresh_at = $2, updated_at = $2 \
-         WHERE domain = $3 AND status = $4 RETURNING id",
-    )
-    .bind(QUEUED)
-    .bind(now)
-    .bind(domain)
-    .bind(IMPORTED)
-    .fetch_all(&mut *conn)
-    .await?;
-    if let Some(&id) = promoted.first() {
-        return Ok((id, true));
+    let mut queued: Vec<(i64, String)> = q.fetch_all(&mut *conn).await?;
+    let sql = format!(
+        "UPDATE domains SET status = {}, refresh_at = {}, updated_at = {} \
+         WHERE status = {} AND domain IN ({}) RETURNING id, domain",
+        placeholder(backend, 1),
+        placeholder(backend, 2),
+        placeholder(backend, 3),
+        placeholder(backend, 4),
+        placeholder_list(backend, 5, domains.len())
+    );
+    let mut q = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+        .persistent(false)
+        .bind(QUEUED)
+        .bind(now)
+        .bind(now)
+        .bind(IMPORTED);
+    for d in domains {
+        q = q.bind(d);
     }
-    let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM domains WHERE domain = $1")
-        .bind(domain)
-        .fetch_all(&mut *conn)
-        .await?;
-    let id = ids.first().copied().ok_or(sqlx::Error::RowNotFound)?;
-    Ok((id, false))
+    queued.extend(q.fetch_all(&mut *conn).await?);
+    Ok(queued)
 }
 
-/// Notes that `account_id` waits for the enrichment of `domain_id` (it gets
-/// the `domain.enriched` event).
-pub async fn request(
+/// Notes that `account_id` waits for those of `domains` that are queued or
+/// being enriched (it gets their `domain.enriched` events). At most 200
+/// domains a call.
+pub async fn request_many(
     conn: &mut AnyConnection,
-    domain_id: i64,
+    backend: Backend,
+    domains: &[String],
     account_id: i64,
     now: i64,
 ) -> sqlx::Result<()> {
-    sqlx::query(
+    if domains.is_empty() {
+        return Ok(());
+    }
+    let sql = format!(
         "INSERT INTO domain_enrichment_requests (domain_id, account_id, requested_at) \
-         VALUES ($1, $2, $3) ON CONFLICT (domain_id, account_id) DO NOTHING",
-    )
-    .bind(domain_id)
-    .bind(account_id)
-    .bind(now)
-    .execute(conn)
-    .await?;
+         SELECT id, CAST({} AS BIGINT), CAST({} AS BIGINT) FROM domains \
+         WHERE status IN ({}, {}) AND domain IN ({}) \
+         ON CONFLICT (domain_id, account_id) DO NOTHING",
+        placeholder(backend, 1),
+        placeholder(backend, 2),
+        placeholder(backend, 3),
+        placeholder(backend, 4),
+        placeholder_list(backend, 5, domains.len())
+    );
+    let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .persistent(false)
+        .bind(account_id)
+        .bind(now)
+        .bind(QUEUED)
+        .bind(ENRICHING);
+    for d in domains {
+        q = q.bind(d);
+    }
+    q.execute(conn).await?;
     Ok(())
 }
 

@@ -9,6 +9,7 @@ use serde_json::json;
 
 use super::pipeline::{self, save};
 use super::record::Technology;
+use crate::testkit::{findings, seed};
 use outreach_core::accounts::plans::Plan;
 use outreach_core::events;
 use outreach_core::testing::TestApp;
@@ -224,44 +225,12 @@ async fn bulk_answers_each_domain_once() {
     assert_eq!(r.body["data"][1]["status"], "failed");
 }
 
-/// Writes an enriched record straight through `save`, as the pipeline would.
-async fn seed(app: &TestApp, domain: &str, f: save::Findings) -> i64 {
-    pipeline::submit(&app.state, &[domain.to_string()], "import", None)
-        .await
-        .unwrap();
-    let id: i64 = sqlx::query_scalar("SELECT id FROM domains WHERE domain = $1")
-        .bind(domain)
-        .fetch_one(&app.state.db.pool)
-        .await
-        .unwrap();
-    let now = app.state.clock.now_ms();
-    save::save(&app.state.db, id, &f, now, now + 1_000_000)
-        .await
-        .unwrap();
-    id
-}
-
 fn tech(name: &str, category: &str) -> Technology {
     Technology {
         name: name.into(),
         categories: vec![category.into()],
         version: None,
         confidence: 100,
-    }
-}
-
-fn findings(industry: &str, score: i64) -> save::Findings {
-    save::Findings {
-        company_name: Some(format!("{industry} Co")),
-        summary: Some(format!("We make {industry} software for teams.")),
-        industry: Some(industry.into()),
-        business_type: Some("B2B".into()),
-        confidence: 0.8,
-        intent_score: score,
-        intent_level: "warm".into(),
-        registrant_country: Some("DE".into()),
-        social_links: json!({}),
-        ..save::Findings::default()
     }
 }
 

@@ -1,6 +1,5 @@
 //! Handlers of spec/1 "Enrollment".
 
-use axum::extract::multipart::MultipartError;
 use axum::extract::{DefaultBodyLimit, Multipart, State};
 use axum::http::StatusCode;
 use utoipa_axum::router::OpenApiRouter;
@@ -12,6 +11,7 @@ use super::service;
 use outreach_core::error::{ApiError, ApiResult, ErrorBody};
 use outreach_core::http::auth::Caller;
 use outreach_core::http::extract::{Json, Path, Query};
+use outreach_core::http::upload::read_upload;
 use outreach_core::state::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -59,21 +59,6 @@ struct EnrollCsvForm {
     file: Vec<u8>,
 }
 
-fn multipart_error(e: MultipartError) -> ApiError {
-    if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        too_large()
-    } else {
-        ApiError::bad_request(format!("Invalid multipart body: {}", e.body_text()))
-    }
-}
-
-fn too_large() -> ApiError {
-    ApiError::bad_request(format!(
-        "file must be at most {} MB",
-        MAX_FILE_BYTES / (1024 * 1024)
-    ))
-}
-
 /// Enrolls the contacts of a CSV or TSV file (multipart field `file`).
 #[utoipa::path(post, path = "/v1/sequences/{sequence_id}/enroll-csv", tag = "enrollment", operation_id = "enroll_csv",
     security(("api_key" = [])), params(("sequence_id" = i64, Path, description = "Sequence id")),
@@ -88,24 +73,13 @@ async fn enroll_csv(
     State(state): State<AppState>,
     caller: Caller,
     Path(sequence_id): Path<i64>,
-    mut form: Multipart,
+    form: Multipart,
 ) -> ApiResult<Json<EnrollResult>> {
     let sequence = service::enroll_target(&state, &caller, sequence_id).await?;
-    let mut file: Option<Vec<u8>> = None;
-    while let Some(mut field) = form.next_field().await.map_err(multipart_error)? {
-        if field.name() != Some("file") {
-            continue;
-        }
-        let mut bytes = Vec::new();
-        while let Some(chunk) = field.chunk().await.map_err(multipart_error)? {
-            if bytes.len() + chunk.len() > MAX_FILE_BYTES {
-                return Err(too_large());
-            }
-            bytes.extend_from_slice(&chunk);
-        }
-        file = Some(bytes);
-    }
-    let file = file.ok_or_else(|| ApiError::bad_request("The form needs a file field"))?;
+    let upload = read_upload(form, "file", MAX_FILE_BYTES).await?;
+    let file = upload
+        .file
+        .ok_or_else(|| ApiError::bad_request("The form needs a file field"))?;
     let parsed = tokio::task::spawn_blocking(move || csv_file::parse(&file))
         .await
         .map_err(anyhow::Error::from)?

@@ -31,9 +31,11 @@ use tokio::task::JoinSet;
 use tracing::Instrument;
 
 use super::store;
-use outreach_core::platform::jobs::{ClaimedJob, NewJob};
+use outreach_core::platform::jobs::{ClaimedJob, JobQueue, NewJob};
 use outreach_core::state::AppState;
+use outreach_core::store::Backend;
 use save::Findings;
+use sqlx::AnyConnection;
 
 /// The job queue of enrichments.
 pub const QUEUE: &str = "domain_enrich";
@@ -48,40 +50,68 @@ const MAX_ATTEMPTS: i64 = 4;
 const REQUEUE_AFTER_MS: i64 = 60 * 60 * 1000;
 
 /// Adds `domains` (normalised) to the pool unless present, notes that
-/// `account_id` waits for them, and queues the new ones (and imported ones
-/// never enriched). Returns how many it queued.
+/// `account_id` waits for those not enriched yet, and queues the new ones
+/// (and imported ones never enriched). Returns how many it queued.
 pub async fn submit(
     state: &AppState,
     domains: &[String],
     source: &str,
     account_id: Option<i64>,
 ) -> anyhow::Result<usize> {
-    let now = state.clock.now_ms();
     let mut tx = state.db.pool.begin().await?;
-    let mut added = Vec::new();
-    for domain in domains {
-        let (id, queue_now) = store::add(&mut tx, domain, source, now).await?;
-        if let Some(account_id) = account_id {
-            store::request(&mut tx, id, account_id, now).await?;
-        }
-        if queue_now {
-            added.push((id, domain.clone()));
-        }
-    }
+    let queued = submit_in(
+        &mut tx,
+        state.db.backend,
+        domains,
+        source,
+        account_id,
+        state.clock.now_ms(),
+    )
+    .await?;
     tx.commit().await?;
-    for (id, domain) in &added {
-        enqueue(state, *id, domain, 0).await?;
-    }
-    Ok(added.len())
+    Ok(queued)
 }
 
-/// Queues one enrichment; the key makes a repeat for the same generation
+/// [`submit`] on `conn`, the transaction of the change that names the
+/// domains (a list's new items), so the records, the waiting account and
+/// the jobs commit with it. A few statements per 200 domains, so a list
+/// import of 100,000 new domains stays one short transaction.
+pub async fn submit_in(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    domains: &[String],
+    source: &str,
+    account_id: Option<i64>,
+    now: i64,
+) -> sqlx::Result<usize> {
+    // In one order for every writer: two transactions adding overlapping
+    // domains then wait for each other on the unique index instead of
+    // deadlocking on PostgreSQL.
+    let mut sorted = domains.to_vec();
+    sorted.sort_unstable();
+    let mut jobs = Vec::new();
+    for chunk in sorted.chunks(200) {
+        let queued = store::add_many(conn, backend, chunk, source, now).await?;
+        if let Some(account_id) = account_id {
+            store::request_many(conn, backend, chunk, account_id, now).await?;
+        }
+        jobs.extend(queued.iter().map(|(id, domain)| job(*id, domain, 0)));
+    }
+    JobQueue::enqueue_many_on(conn, backend, &jobs, now).await?;
+    Ok(jobs.len())
+}
+
+/// One enrichment; the key makes a repeat for the same generation
 /// (`enriched_at`, 0 for a new record) a no-op.
-async fn enqueue(state: &AppState, id: i64, domain: &str, generation: i64) -> anyhow::Result<()> {
+fn job(id: i64, domain: &str, generation: i64) -> NewJob {
     let mut job = NewJob::new(QUEUE, json!({"domain_id": id, "domain": domain}));
     job.idempotency_key = Some(format!("{id}:{generation}"));
     job.max_attempts = MAX_ATTEMPTS;
-    state.jobs.enqueue(job).await?;
+    job
+}
+
+async fn enqueue(state: &AppState, id: i64, domain: &str, generation: i64) -> anyhow::Result<()> {
+    state.jobs.enqueue(job(id, domain, generation)).await?;
     Ok(())
 }
 

@@ -1,0 +1,121 @@
+//! Helpers the crate's area tests share: pool records written as the
+//! pipeline writes them, lists, multipart uploads, the outbox.
+
+use axum::body::Body;
+use axum::http::Request;
+use serde_json::{Value, json};
+
+use crate::domains::pipeline::{self, save};
+use outreach_core::events::{self, EventType};
+use outreach_core::testing::{TestApp, TestResponse};
+
+/// Writes an enriched record straight through `save`, as the pipeline would.
+pub async fn seed(app: &TestApp, domain: &str, f: save::Findings) -> i64 {
+    pipeline::submit(&app.state, &[domain.to_string()], "import", None)
+        .await
+        .unwrap();
+    let id: i64 = sqlx::query_scalar("SELECT id FROM domains WHERE domain = $1")
+        .bind(domain)
+        .fetch_one(&app.state.db.pool)
+        .await
+        .unwrap();
+    let now = app.state.clock.now_ms();
+    save::save(&app.state.db, id, &f, now, now + 1_000_000)
+        .await
+        .unwrap();
+    id
+}
+
+/// Findings of a B2B company in `industry` with an intent score.
+pub fn findings(industry: &str, score: i64) -> save::Findings {
+    save::Findings {
+        company_name: Some(format!("{industry} Co")),
+        summary: Some(format!("We make {industry} software for teams.")),
+        industry: Some(industry.into()),
+        business_type: Some("B2B".into()),
+        confidence: 0.8,
+        intent_score: score,
+        intent_level: "warm".into(),
+        registrant_country: Some("DE".into()),
+        social_links: json!({}),
+        ..save::Findings::default()
+    }
+}
+
+/// Creates a list and returns its id.
+pub async fn new_list(app: &TestApp, key: &str, name: &str) -> i64 {
+    let r = app.post("/v1/lists", key, json!({"name": name})).await;
+    assert_eq!(r.status, 201, "{:?}", r.body);
+    r.body["id"].as_i64().unwrap()
+}
+
+/// Adds `domains` to a list; returns the answer.
+pub async fn add_domains(app: &TestApp, key: &str, list: i64, domains: &[&str]) -> TestResponse {
+    let items: Vec<Value> = domains.iter().map(|d| json!({"domain": d})).collect();
+    app.post(
+        &format!("/v1/lists/{list}/items"),
+        key,
+        json!({"items": items}),
+    )
+    .await
+}
+
+/// Posts a multipart form: text fields, then `file` (if any) as `name`.
+pub async fn post_form(
+    app: &TestApp,
+    key: &str,
+    path: &str,
+    fields: &[(&str, &str)],
+    file: Option<(&str, &[u8])>,
+) -> TestResponse {
+    let boundary = "XbOuNdArYx";
+    let mut body = Vec::new();
+    for (name, value) in fields {
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
+            )
+            .as_bytes(),
+        );
+    }
+    if let Some((file_name, bytes)) = file {
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{file_name}\"\r\n\
+                 Content-Type: text/csv\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(bytes);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    let req = Request::post(path)
+        .header("authorization", format!("Bearer {key}"))
+        .header(
+            "content-type",
+            format!("multipart/form-data; boundary={boundary}"),
+        )
+        .body(Body::from(body))
+        .unwrap();
+    app.send(req).await
+}
+
+/// The `data` of the account's outbox events of one type, oldest first.
+pub async fn outbox(app: &TestApp, account_id: i64, kind: EventType) -> Vec<Value> {
+    let mut found: Vec<Value> = events::for_account(&app.state.db, account_id, 100_000)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.event_type == kind)
+        .map(|e| e.data)
+        .collect();
+    found.reverse();
+    found
+}
+
+/// Moves the test clock forward by whole days.
+pub fn days_pass(app: &TestApp, days: i64) {
+    app.clock
+        .advance(std::time::Duration::from_secs((days * 86_400) as u64));
+}
