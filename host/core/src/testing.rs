@@ -251,6 +251,48 @@ impl TestApp {
     pub async fn post(&self, path: &str, key: &str, body: Value) -> TestResponse {
         self.call("POST", path, Some(key), Some(body)).await
     }
+
+    /// Posts a multipart form: the text `fields`, then `file` (its name and
+    /// bytes) as the field `file`, as a browser's upload sends them.
+    pub async fn post_form(
+        &self,
+        path: &str,
+        key: &str,
+        fields: &[(&str, &str)],
+        file: Option<(&str, &[u8])>,
+    ) -> TestResponse {
+        let boundary = "XbOuNdArYx";
+        let mut body = Vec::new();
+        for (name, value) in fields {
+            body.extend_from_slice(
+                format!(
+                    "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
+                )
+                .as_bytes(),
+            );
+        }
+        if let Some((file_name, bytes)) = file {
+            body.extend_from_slice(
+                format!(
+                    "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; \
+                     filename=\"{file_name}\"\r\nContent-Type: text/csv\r\n\r\n"
+                )
+                .as_bytes(),
+            );
+            body.extend_from_slice(bytes);
+            body.extend_from_slice(b"\r\n");
+        }
+        body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+        let req = Request::post(path)
+            .header("authorization", format!("Bearer {key}"))
+            .header(
+                "content-type",
+                format!("multipart/form-data; boundary={boundary}"),
+            )
+            .body(Body::from(body))
+            .unwrap();
+        self.send(req).await
+    }
 }
 
 impl Drop for TestApp {

@@ -94,7 +94,10 @@ async fn main() {
         csv.len() as f64 / 1_048_576.0,
         distinct.len()
     );
-    assert!(csv.len() <= 5 * 1024 * 1024, "the file must fit the 5 MB limit");
+    assert!(
+        csv.len() <= 5 * 1024 * 1024,
+        "the file must fit the 5 MB limit"
+    );
 
     let (content_type, body) = multipart("Bench import", &csv);
     drop(csv);
@@ -143,7 +146,10 @@ async fn main() {
 
     let import_rate = rows as f64 / import_s;
     let reference_rate = distinct.len() as f64 / reference_s;
-    println!("import: {rows} rows in {import_s:.2} s = {import_rate:.0} rows/s ({} items added)", distinct.len());
+    println!(
+        "import: {rows} rows in {import_s:.2} s = {import_rate:.0} rows/s ({} items added)",
+        distinct.len()
+    );
     println!(
         "reference (plain item inserts of the distinct domains): {:.0} rows/s",
         reference_rate

@@ -2,11 +2,13 @@
 //! lists, scoring, audiences, alerts, the watchlist, market intelligence,
 //! spreadsheet export and the automation-platform endpoints (spec/2).
 //!
-//! Each spec area becomes one module folder here (`domains/`, then `lists/`,
-//! `scoring/`, `audiences/`, `alerts/`, `watchlist/`, `intelligence/`,
-//! `export/`, `integrations/`) with `routes.rs`, `service.rs`, `store.rs` and
-//! `tests.rs`, as its issue lands. The crawler and DNS lookups follow the
-//! core's outbound policy; events go to the core's outbox.
+//! Each spec area is one module folder here with `routes.rs`, `service.rs`,
+//! `store.rs` and `tests.rs`: `domains/` (the pool), `lists/` (lead lists
+//! and the funnel), `bulk/`, `scoring/`, `intelligence/` (the funnel so
+//! far); `audiences/`, `alerts/`, `watchlist/`, `export/` and
+//! `integrations/` come with their issues. `domain_csv.rs` reads files of
+//! domains, `csv_out.rs` writes CSV downloads. The crawler and DNS lookups
+//! follow the core's outbound policy; events go to the core's outbox.
 
 use outreach_core::Area;
 use utoipa_axum::router::OpenApiRouter;

@@ -1,8 +1,6 @@
 //! Helpers the crate's area tests share: pool records written as the
 //! pipeline writes them, lists, multipart uploads, the outbox.
 
-use axum::body::Body;
-use axum::http::Request;
 use serde_json::{Value, json};
 
 use crate::domains::pipeline::{self, save};
@@ -58,47 +56,6 @@ pub async fn add_domains(app: &TestApp, key: &str, list: i64, domains: &[&str]) 
         json!({"items": items}),
     )
     .await
-}
-
-/// Posts a multipart form: text fields, then `file` (if any) as `name`.
-pub async fn post_form(
-    app: &TestApp,
-    key: &str,
-    path: &str,
-    fields: &[(&str, &str)],
-    file: Option<(&str, &[u8])>,
-) -> TestResponse {
-    let boundary = "XbOuNdArYx";
-    let mut body = Vec::new();
-    for (name, value) in fields {
-        body.extend_from_slice(
-            format!(
-                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
-            )
-            .as_bytes(),
-        );
-    }
-    if let Some((file_name, bytes)) = file {
-        body.extend_from_slice(
-            format!(
-                "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{file_name}\"\r\n\
-                 Content-Type: text/csv\r\n\r\n"
-            )
-            .as_bytes(),
-        );
-        body.extend_from_slice(bytes);
-        body.extend_from_slice(b"\r\n");
-    }
-    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
-    let req = Request::post(path)
-        .header("authorization", format!("Bearer {key}"))
-        .header(
-            "content-type",
-            format!("multipart/form-data; boundary={boundary}"),
-        )
-        .body(Body::from(body))
-        .unwrap();
-    app.send(req).await
 }
 
 /// The `data` of the account's outbox events of one type, oldest first.

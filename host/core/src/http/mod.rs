@@ -8,6 +8,6 @@ pub mod client_ip;
 pub mod errors;
 pub mod extract;
 pub mod openapi;
-pub mod upload;
 #[cfg(test)]
 mod tests;
+pub mod upload;

@@ -25,7 +25,10 @@ pub struct Upload {
 
 /// The 400 of a file over `max_bytes`.
 pub fn too_large(max_bytes: usize) -> ApiError {
-    ApiError::bad_request(format!("file must be at most {} MB", max_bytes / (1024 * 1024)))
+    ApiError::bad_request(format!(
+        "file must be at most {} MB",
+        max_bytes / (1024 * 1024)
+    ))
 }
 
 fn multipart_error(e: MultipartError, max_bytes: usize) -> ApiError {

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::export::{self, DEFAULT_FIELDS, FIELDS};
+use super::export::{self, DEFAULT_FIELDS, MORE_FIELDS};
 use crate::csv_out::{self, CsvFile};
 use crate::domains::service::normalise;
 use crate::domains::store as pool;
@@ -178,11 +178,12 @@ pub async fn export(state: &AppState, body: BulkExportRequest) -> ApiResult<CsvF
             return Err(ApiError::bad_request("fields must name at least one field"));
         }
         Some(fields) => {
-            if let Some(unknown) = fields.iter().find(|f| !FIELDS.contains(&f.as_str())) {
+            if let Some(unknown) = fields.iter().find(|f| !export::is_field(f)) {
                 return Err(ApiError::bad_request(format!(
-                    "Unknown export field '{}' (known: {})",
+                    "Unknown export field '{}' (known: {}, {})",
                     unknown.chars().take(60).collect::<String>(),
-                    FIELDS.join(", ")
+                    DEFAULT_FIELDS.join(", "),
+                    MORE_FIELDS.join(", ")
                 )));
             }
             fields

@@ -3,12 +3,16 @@
 
 use serde_json::json;
 
-use crate::testkit::{add_domains, new_list, outbox, post_form};
+use crate::testkit::{add_domains, new_list, outbox};
 use outreach_core::accounts::plans::Plan;
 use outreach_core::events::EventType;
 use outreach_core::testing::TestApp;
 
 const PATH: &str = "/v1/lists/import-csv";
+
+/// An upload that must be refused: its fields, its file, the status and
+/// the start of the detail.
+type Case<'a> = (Vec<(&'a str, String)>, Option<Vec<u8>>, u16, &'a str);
 
 async fn app() -> TestApp {
     TestApp::with_areas(&[crate::AREA], |_| {}).await
@@ -32,14 +36,14 @@ async fn a_csv_with_a_named_column_creates_a_list_and_counts_what_it_skipped() {
                 Broken,not a domain,\r\n\
                 ,,\r\n\
                 Multi,\"gamma.co.uk\",\"line one\nline two\"\r\n";
-    let r = post_form(
-        &app,
-        key,
-        PATH,
-        &[("list_name", "Expo leads")],
-        Some(("expo.csv", file.as_bytes())),
-    )
-    .await;
+    let r = app
+        .post_form(
+            PATH,
+            key,
+            &[("list_name", "Expo leads")],
+            Some(("expo.csv", file.as_bytes())),
+        )
+        .await;
     assert_eq!(r.status, 201, "{:?}", r.body);
     let list = r.body["list_id"].as_i64().unwrap();
     assert_eq!(
@@ -70,14 +74,14 @@ async fn a_csv_with_a_named_column_creates_a_list_and_counts_what_it_skipped() {
     // Into the same list by id, as TSV without a named column: the first
     // column, a header line skipped because it is not a domain.
     let tsv = "Site name\tOwner\nbeta.io\tAnn\ndelta.io\tBob\n";
-    let r = post_form(
-        &app,
-        key,
-        PATH,
-        &[("list_id", &list.to_string())],
-        Some(("more.tsv", tsv.as_bytes())),
-    )
-    .await;
+    let r = app
+        .post_form(
+            PATH,
+            key,
+            &[("list_id", &list.to_string())],
+            Some(("more.tsv", tsv.as_bytes())),
+        )
+        .await;
     assert_eq!(r.status, 201, "{:?}", r.body);
     assert_eq!(
         r.body,
@@ -87,14 +91,14 @@ async fn a_csv_with_a_named_column_creates_a_list_and_counts_what_it_skipped() {
 
     // A headerless file starts with data; without a list name the list is
     // named after the file.
-    let r = post_form(
-        &app,
-        key,
-        PATH,
-        &[],
-        Some(("partners.csv", b"omega.io\nzeta.io\n")),
-    )
-    .await;
+    let r = app
+        .post_form(
+            PATH,
+            key,
+            &[],
+            Some(("partners.csv", b"omega.io\nzeta.io\n")),
+        )
+        .await;
     assert_eq!(r.status, 201, "{:?}", r.body);
     assert_eq!(r.body["list_name"], "partners");
     assert_eq!(r.body["domains_added"], 2);
@@ -118,7 +122,7 @@ async fn unusable_uploads_are_refused_and_write_nothing() {
         }
         f
     };
-    let cases: Vec<(Vec<(&str, String)>, Option<Vec<u8>>, u16, &str)> = vec![
+    let cases: Vec<Case> = vec![
         (
             vec![("list_name", "x".into())],
             Some(binary),
@@ -170,14 +174,9 @@ async fn unusable_uploads_are_refused_and_write_nothing() {
     ];
     for (fields, file, status, detail) in cases {
         let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let r = post_form(
-            &app,
-            key,
-            PATH,
-            &fields,
-            file.as_deref().map(|f| ("f.csv", f)),
-        )
-        .await;
+        let r = app
+            .post_form(PATH, key, &fields, file.as_deref().map(|f| ("f.csv", f)))
+            .await;
         assert!(
             r.status == status || (status == 400 && r.status == 413),
             "{fields:?}: {} {:?}",
@@ -213,14 +212,14 @@ async fn an_import_past_the_list_cap_is_refused_whole() {
     let list = new_list(&app, key, "Small").await;
     add_domains(&app, key, list, &["a.com", "b.com"]).await;
     let file = b"domain\nb.com\nc.com\nd.com\n";
-    let r = post_form(
-        &app,
-        key,
-        PATH,
-        &[("list_id", &list.to_string())],
-        Some(("f.csv", file)),
-    )
-    .await;
+    let r = app
+        .post_form(
+            PATH,
+            key,
+            &[("list_id", &list.to_string())],
+            Some(("f.csv", file)),
+        )
+        .await;
     assert_eq!(r.status, 400);
     assert_eq!(
         r.detail(),
@@ -231,23 +230,18 @@ async fn an_import_past_the_list_cap_is_refused_whole() {
         2
     );
     // A new list that would pass the cap is not created either.
-    let r = post_form(
-        &app,
-        key,
-        PATH,
-        &[("list_name", "New")],
-        Some(("f.csv", file)),
-    )
-    .await;
+    let r = app
+        .post_form(PATH, key, &[("list_name", "New")], Some(("f.csv", file)))
+        .await;
     assert_eq!(r.status, 201, "three fit: {:?}", r.body);
-    let r = post_form(
-        &app,
-        key,
-        PATH,
-        &[("list_name", "Newer")],
-        Some(("f.csv", b"a.com\nb.com\nc.com\nd.com\n")),
-    )
-    .await;
+    let r = app
+        .post_form(
+            PATH,
+            key,
+            &[("list_name", "Newer")],
+            Some(("f.csv", b"a.com\nb.com\nc.com\nd.com\n")),
+        )
+        .await;
     assert_eq!(r.status, 400);
     assert_eq!(list_count(&app, key).await, 2);
 }

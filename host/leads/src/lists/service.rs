@@ -84,7 +84,7 @@ pub async fn lists(state: &AppState, caller: &Caller) -> ApiResult<LeadListPage>
 /// One list of the caller's, or 404.
 pub async fn get(state: &AppState, caller: &Caller, id: i64) -> ApiResult<LeadList> {
     let mut conn = state.db.pool.acquire().await?;
-    store::list(&mut *conn, caller.account_id, id)
+    store::list(&mut conn, caller.account_id, id)
         .await?
         .ok_or_else(list_not_found)
 }

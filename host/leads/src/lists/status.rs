@@ -59,18 +59,16 @@ async fn apply(
     Ok(ids.len())
 }
 
-/// The one item `pick` names in a list of the caller's, changed by
-/// `change` inside one transaction.
-async fn with_item<F>(
+/// Changes the one item `pick` names in a list of the caller's: its
+/// notes, its stage, or both, in one transaction.
+async fn change_one(
     state: &AppState,
     caller: &Caller,
     list_id: i64,
     pick: Pick<'_>,
-    change: F,
-) -> ApiResult<ListItem>
-where
-    F: AsyncFnOnce(&mut AnyConnection, &mut ListItem) -> ApiResult<()>,
-{
+    status: Option<&str>,
+    notes: Option<&str>,
+) -> ApiResult<ListItem> {
     let now = state.clock.now_ms();
     let mut tx = state.db.pool.begin().await?;
     store::touch_list(&mut tx, caller.account_id, list_id, now)
@@ -78,7 +76,14 @@ where
         .ok_or_else(list_not_found)?;
     let mut found = store::picked_items(&mut tx, state.db.backend, list_id, pick).await?;
     let mut item = found.pop().ok_or_else(item_not_found)?;
-    change(&mut *tx, &mut item).await?;
+    if let Some(notes) = notes {
+        store::set_notes(&mut tx, item.id, notes).await?;
+        item.notes = notes.to_string();
+    }
+    if let Some(status) = status {
+        let one = std::slice::from_mut(&mut item);
+        apply(&mut tx, state, caller.account_id, list_id, one, status).await?;
+    }
     tx.commit().await?;
     Ok(item)
 }
@@ -93,23 +98,13 @@ pub async fn set_by_domain(
 ) -> ApiResult<ListItem> {
     let status = stage(&body.status)?;
     let domain = [normalise(domain)?];
-    with_item(
+    change_one(
         state,
         caller,
         list_id,
         Pick::Domains(&domain),
-        async |conn, item| {
-            apply(
-                conn,
-                state,
-                caller.account_id,
-                list_id,
-                std::slice::from_mut(item),
-                status,
-            )
-            .await?;
-            Ok(())
-        },
+        Some(status),
+        None,
     )
     .await
 }
@@ -130,29 +125,13 @@ pub async fn patch(
         return Err(ApiError::bad_request("Give a status, notes or both"));
     }
     let ids = [item_id];
-    with_item(
+    change_one(
         state,
         caller,
         list_id,
         Pick::Ids(&ids),
-        async |conn, item| {
-            if let Some(notes) = &body.notes {
-                store::set_notes(conn, item.id, notes).await?;
-                item.notes = notes.clone();
-            }
-            if let Some(status) = status {
-                apply(
-                    conn,
-                    state,
-                    caller.account_id,
-                    list_id,
-                    std::slice::from_mut(item),
-                    status,
-                )
-                .await?;
-            }
-            Ok(())
-        },
+        status,
+        body.notes.as_deref(),
     )
     .await
 }

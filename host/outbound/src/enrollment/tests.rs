@@ -1,8 +1,6 @@
 //! Enrollment through the router, on either backend: the four rules in
 //! order, the CSV variant, limits, and the per-contact operations.
 
-use axum::body::Body;
-use axum::http::Request;
 use serde_json::{Value, json};
 
 use crate::testkit::{sequence, step};
@@ -16,23 +14,9 @@ fn contacts(emails: &[&str]) -> Value {
 
 /// Posts `file` as the multipart `file` field of enroll-csv.
 pub async fn post_csv(app: &TestApp, key: &str, sequence_id: i64, file: &[u8]) -> TestResponse {
-    let boundary = "XbOuNdArYx";
-    let mut body = format!(
-        "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"contacts.csv\"\r\n\
-         Content-Type: text/csv\r\n\r\n"
-    )
-    .into_bytes();
-    body.extend_from_slice(file);
-    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
-    let req = Request::post(format!("/v1/sequences/{sequence_id}/enroll-csv"))
-        .header("authorization", format!("Bearer {key}"))
-        .header(
-            "content-type",
-            format!("multipart/form-data; boundary={boundary}"),
-        )
-        .body(Body::from(body))
-        .unwrap();
-    app.send(req).await
+    let path = format!("/v1/sequences/{sequence_id}/enroll-csv");
+    app.post_form(&path, key, &[], Some(("contacts.csv", file)))
+        .await
 }
 
 #[tokio::test]
