@@ -6,7 +6,7 @@
 //! plain `find_many` of the same 100 records. Prints p50 and p95 in ms and
 //! the scoring cost as a ratio of the plain read.
 //!
-//! Run: `cargo run --release -p outreach-leads --example scoring_bench`.
+//! Run: `tests/bench/scoring.sh` (release build).
 
 use std::time::Instant;
 
