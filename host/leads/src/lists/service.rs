@@ -311,31 +311,20 @@ pub async fn add_in(
             added.len()
         )));
     }
-    let stages: Vec<history::StageRow> = added
-        .iter()
-        .map(|(id, _)| (list_id, *id, Some(DISCOVERED)))
-        .collect();
-    history::record(conn, backend, caller.account_id, &stages, now).await?;
-    record_added(
-        conn,
-        state,
-        caller.account_id,
-        (list_id, list_name),
-        &added,
-        now,
-    )
-    .await?;
-    let domains: Vec<String> = added.into_iter().map(|(_, d)| d).collect();
-    pipeline::submit_in(
-        conn,
-        backend,
-        &domains,
-        "list",
-        Some(caller.account_id),
-        now,
-    )
-    .await?;
-    Ok(domains.len())
+    // The rest a thousand items at a time, so a large import never holds
+    // every event's JSON and every job at once.
+    for chunk in added.chunks(1_000) {
+        let stages: Vec<history::StageRow> = chunk
+            .iter()
+            .map(|(id, _)| (list_id, *id, Some(DISCOVERED)))
+            .collect();
+        history::record(conn, backend, caller.account_id, &stages, now).await?;
+        let account = caller.account_id;
+        record_added(conn, state, account, (list_id, list_name), chunk, now).await?;
+        let domains: Vec<String> = chunk.iter().map(|(_, d)| d.clone()).collect();
+        pipeline::submit_in(conn, backend, &domains, "list", Some(account), now).await?;
+    }
+    Ok(added.len())
 }
 
 /// `list.item_added` for each of `added` (`(item_id, domain)`).

@@ -80,6 +80,13 @@ pub async fn count_lists(conn: &mut AnyConnection, account_id: i64) -> sqlx::Res
     Ok(n as u64)
 }
 
+/// Whether statements binding `conversion_goal` are cached. They are not:
+/// sqlx's `Any` driver sends a null `f64` to PostgreSQL as a `float4`
+/// parameter, and a statement first prepared with that null then fails
+/// ("incorrect binary data format") when a goal is bound later on the same
+/// connection. Preparing each time costs little on these rare writes.
+const NULLABLE_FLOAT_CACHE: bool = false;
+
 /// Adds a list; the caller checks the cap in the same transaction.
 pub async fn insert_list(
     conn: &mut AnyConnection,
@@ -93,6 +100,7 @@ pub async fn insert_list(
         "INSERT INTO lead_lists (account_id, name, description, conversion_goal, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $5) RETURNING id",
     )
+    .persistent(NULLABLE_FLOAT_CACHE)
     .bind(account_id)
     .bind(name)
     .bind(description)
@@ -114,6 +122,7 @@ pub async fn update_list(
         "UPDATE lead_lists SET name = $1, description = $2, conversion_goal = $3, updated_at = $4 \
          WHERE id = $5 AND account_id = $6",
     )
+    .persistent(NULLABLE_FLOAT_CACHE)
     .bind(name)
     .bind(description)
     .bind(conversion_goal)

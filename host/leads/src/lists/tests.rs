@@ -601,3 +601,25 @@ async fn enriched_items_carry_their_lead_and_unknown_domains_nulls() {
         400
     );
 }
+
+#[tokio::test]
+async fn a_goal_binds_after_a_null_goal_on_the_same_connection() {
+    // sqlx's `Any` driver binds a null f64 as a PostgreSQL float4; a cached
+    // statement first prepared that way refused a goal afterwards.
+    let app = app().await;
+    let a = app.account(Plan::Free).await;
+    let mut conn = app.state.db.pool.acquire().await.unwrap();
+    for goal in [None, Some(12.5), None, Some(40.0)] {
+        super::store::insert_list(&mut conn, a.account_id, "L", "", goal, 0)
+            .await
+            .unwrap();
+    }
+    let goals: Vec<Option<f64>> = sqlx::query_scalar(
+        "SELECT conversion_goal FROM lead_lists WHERE account_id = $1 ORDER BY id",
+    )
+    .bind(a.account_id)
+    .fetch_all(&mut *conn)
+    .await
+    .unwrap();
+    assert_eq!(goals, [None, Some(12.5), None, Some(40.0)]);
+}

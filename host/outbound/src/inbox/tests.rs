@@ -92,6 +92,9 @@ async fn reply(app: &TestApp, account_id: i64, thread_row_id: i64, r: R) -> i64 
          VALUES ($1, $2, $3, $3, $4, 'jane@acme.com', 'Jane Doe', 'Re: Hello', $5, $5, '[]',
              $6, 'acme.com', $7, $8, $9, $10, $11, $12, $13, $14, $15, $6) RETURNING id",
     )
+    // Not cached: sqlx's `Any` driver binds a null f64 as a PostgreSQL
+    // float4, which a statement then keeps for the confidence of later rows.
+    .persistent(false)
     .bind(account_id)
     .bind(thread_row_id)
     .bind(format!("m{n}@mail.acme.com"))

@@ -136,6 +136,10 @@ pub async fn upsert(db: &Db, rows: &[ReputationRow]) -> sqlx::Result<()> {
              reputation_score = excluded.reputation_score, bounce_rate = excluded.bounce_rate, \
              complaint_rate = excluded.complaint_rate, total_sent = excluded.total_sent",
         )
+        // Not cached: sqlx's `Any` driver binds a null f64 (a day without
+        // sends has no rates) as a PostgreSQL float4, and a statement first
+        // prepared that way refuses a rate bound later on the connection.
+        .persistent(false)
         .bind(r.send_account_id)
         .bind(r.day)
         .bind(r.account_id)
