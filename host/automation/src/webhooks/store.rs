@@ -4,7 +4,7 @@
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
-use outreach_core::store::{Backend, Db, id_list, lock_account, value_rows};
+use outreach_core::store::{Backend, Db, count_owned, id_list, lock_account, value_rows};
 
 #[derive(Debug, Clone)]
 pub struct WebhookRow {
@@ -82,7 +82,7 @@ pub async fn insert_webhook(
     .fetch_one(&mut *tx)
     .await?;
     // The count includes the new row; dropping the transaction undoes it.
-    let before = count_webhooks(&mut tx, w.account_id).await? - 1;
+    let before = count_owned(&mut tx, "webhooks", w.account_id).await? - 1;
     if cap.is_some_and(|cap| before >= cap) {
         return Ok(Err(before));
     }
@@ -93,14 +93,6 @@ pub async fn insert_webhook(
         .await?;
     tx.commit().await?;
     Ok(Ok(id))
-}
-
-pub async fn count_webhooks(conn: &mut AnyConnection, account_id: i64) -> sqlx::Result<u64> {
-    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM webhooks WHERE account_id = $1")
-        .bind(account_id)
-        .fetch_one(conn)
-        .await?;
-    Ok(n as u64)
 }
 
 pub async fn get_webhook(db: &Db, account_id: i64, id: i64) -> sqlx::Result<Option<WebhookRow>> {

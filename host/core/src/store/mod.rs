@@ -170,6 +170,22 @@ fn cells(
         .join(", ")
 }
 
+/// How many rows of `table` the account owns, for a plan cap counted inside
+/// the transaction that inserts (after [`lock_account`]). `table` is one of
+/// ours, never input.
+pub async fn count_owned(
+    conn: &mut sqlx::AnyConnection,
+    table: &'static str,
+    account_id: i64,
+) -> sqlx::Result<u64> {
+    let sql = format!("SELECT COUNT(*) FROM {table} WHERE account_id = $1");
+    let n: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+        .bind(account_id)
+        .fetch_one(conn)
+        .await?;
+    Ok(n as u64)
+}
+
 /// True when a sqlx error is a unique-constraint violation on either backend,
 /// which areas map to 409.
 pub fn is_unique_violation(err: &sqlx::Error) -> bool {

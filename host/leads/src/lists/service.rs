@@ -27,7 +27,7 @@ use outreach_core::events::{self, EventType};
 use outreach_core::http::auth::Caller;
 use outreach_core::http::extract::within;
 use outreach_core::state::AppState;
-use outreach_core::store::lock_account;
+use outreach_core::store::{count_owned, lock_account};
 
 /// The most items one `POST .../items` may carry.
 pub const MAX_ITEMS_PER_REQUEST: usize = 1_000;
@@ -115,7 +115,7 @@ pub async fn create_in(
     let id = store::insert_list(conn, caller.account_id, name, description, goal, now).await?;
     // Counted after the insert, so the count includes the new list and the
     // insert holds SQLite's write lock; dropping the transaction undoes it.
-    let before = store::count_lists(conn, caller.account_id).await? - 1;
+    let before = count_owned(conn, "lead_lists", caller.account_id).await? - 1;
     let limits = state.plan_limits(caller.plan);
     ensure_quota(caller.plan, limits, Quota::LeadLists, before)?;
     Ok(id)

@@ -71,15 +71,6 @@ pub async fn list_named(
     .await
 }
 
-/// How many lists the account has.
-pub async fn count_lists(conn: &mut AnyConnection, account_id: i64) -> sqlx::Result<u64> {
-    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM lead_lists WHERE account_id = $1")
-        .bind(account_id)
-        .fetch_one(conn)
-        .await?;
-    Ok(n as u64)
-}
-
 /// Whether statements binding `conversion_goal` are cached. They are not:
 /// sqlx's `Any` driver sends a null `f64` to PostgreSQL as a `float4`
 /// parameter, and a statement first prepared with that null then fails

@@ -2,10 +2,10 @@
 //! the account id, so no query can reach another tenant's rules.
 
 use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
+use sqlx::Row;
 
 use super::rules::ScoringCondition;
-use outreach_core::store::{Db, lock_account};
+use outreach_core::store::{Db, count_owned, lock_account};
 
 /// A stored rule. `description` is empty when none was given.
 #[derive(Debug, Clone)]
@@ -71,20 +71,12 @@ pub async fn insert(
     .fetch_one(&mut *tx)
     .await?;
     // The count includes the new row; dropping the transaction undoes it.
-    let before = count(&mut tx, account_id).await? - 1;
+    let before = count_owned(&mut tx, "scoring_rules", account_id).await? - 1;
     if cap.is_some_and(|cap| before >= cap) {
         return Ok(Err(before));
     }
     tx.commit().await?;
     Ok(Ok(id))
-}
-
-async fn count(conn: &mut AnyConnection, account_id: i64) -> sqlx::Result<u64> {
-    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM scoring_rules WHERE account_id = $1")
-        .bind(account_id)
-        .fetch_one(conn)
-        .await?;
-    Ok(n as u64)
 }
 
 pub async fn get(db: &Db, account_id: i64, id: i64) -> sqlx::Result<Option<RuleRow>> {

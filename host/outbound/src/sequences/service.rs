@@ -15,7 +15,7 @@ use outreach_core::http::auth::Caller;
 use outreach_core::http::extract::{one_of, within};
 use outreach_core::platform::clock::iso;
 use outreach_core::state::AppState;
-use outreach_core::store::lock_account;
+use outreach_core::store::{count_owned, lock_account};
 
 /// Sequences, enrollment and send accounts are Starter+ (spec/1).
 pub fn gate(caller: &Caller) -> ApiResult<()> {
@@ -250,7 +250,7 @@ async fn insert(
     // transaction that reads before its first write can fail outright when
     // another writer commits in between.
     let id = store::insert(&mut tx, row, now).await?;
-    let before = store::count(&mut tx, caller.account_id).await? - 1;
+    let before = count_owned(&mut tx, "sequences", caller.account_id).await? - 1;
     ensure_quota(caller.plan, limits, Quota::Sequences, before)?;
     if let Some(from) = copy_from {
         steps::store::copy_all(&mut tx, from, id, now).await?;

@@ -102,14 +102,6 @@ pub async fn get(
         .transpose()
 }
 
-pub async fn count(conn: &mut AnyConnection, account_id: i64) -> sqlx::Result<u64> {
-    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sequences WHERE account_id = $1")
-        .bind(account_id)
-        .fetch_one(conn)
-        .await?;
-    Ok(n as u64)
-}
-
 /// Inserts `s` (its id, status, counts and timestamps are ignored) as a draft.
 pub async fn insert(conn: &mut AnyConnection, s: &SequenceRow, now: i64) -> sqlx::Result<i64> {
     sqlx::query_scalar(
