@@ -1,8 +1,8 @@
 //! SQL of an account's scoring rules (`scoring_rules`). Every query takes
 //! the account id, so no query can reach another tenant's rules.
 
-use sqlx::any::AnyRow;
 use sqlx::Row;
+use sqlx::any::AnyRow;
 
 use super::rules::ScoringCondition;
 use outreach_core::store::{Db, count_owned, lock_account};
