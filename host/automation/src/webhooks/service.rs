@@ -2,11 +2,12 @@
 //! checks, the secret, updates, and the test and retry attempts made inside
 //! a request.
 
-use outreach_core::accounts::plans::{Plan, Quota, ensure_quota, quota_view};
+use outreach_core::accounts::plans::{Plan, Quota, ensure_quota_after_insert, quota_view};
 use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::http::auth::Caller;
 use outreach_core::platform::clock::iso;
 use outreach_core::state::AppState;
+use outreach_core::store::lock_account;
 use outreach_ssrf::{GuardError, Url, check_url};
 
 use super::deliver::{self, Deliverer, LEASE_MS};
@@ -103,10 +104,6 @@ pub async fn create(
     let url = check_receiver_url(state, &body.url).await?;
     let limits = state.plan_limits(caller.plan);
     let secret = new_secret();
-    let sealed = {
-        let (secrets, secret) = (state.secrets.clone(), secret.clone());
-        move |id| secrets.encrypt(&secret_aad(id), &secret)
-    };
     let new = NewWebhook {
         account_id: caller.account_id,
         name: name.as_deref(),
@@ -114,17 +111,14 @@ pub async fn create(
         events: &events,
         now: state.clock.now_ms(),
     };
-    let id =
-        match store::insert_webhook(&state.db, new, limits.quota(Quota::Webhooks), sealed).await? {
-            Ok(id) => id,
-            Err(count) => {
-                // The store refused at the cap, so this answers the spec's 400.
-                ensure_quota(caller.plan, limits, Quota::Webhooks, count)?;
-                return Err(ApiError::Internal(anyhow::anyhow!(
-                    "webhook insert refused below the cap"
-                )));
-            }
-        };
+    let mut tx = state.db.pool.begin().await?;
+    lock_account(&mut tx, state.db.backend, caller.account_id).await?;
+    let id = store::insert_webhook(&mut tx, new).await?;
+    let quota = (Quota::Webhooks, "webhooks");
+    ensure_quota_after_insert(&mut tx, caller.plan, limits, quota, caller.account_id).await?;
+    let sealed = state.secrets.encrypt(&secret_aad(id), &secret);
+    store::seal_secret(&mut tx, id, &sealed).await?;
+    tx.commit().await?;
     let row = get(state, caller.account_id, id).await?;
     Ok(CreatedWebhook {
         webhook: view(&row),

@@ -4,7 +4,7 @@
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
-use outreach_core::store::{Backend, Db, count_owned, id_list, lock_account, value_rows};
+use outreach_core::store::{Backend, Db, id_list, value_rows};
 
 #[derive(Debug, Clone)]
 pub struct WebhookRow {
@@ -55,22 +55,12 @@ pub struct NewWebhook<'a> {
     pub now: i64,
 }
 
-/// Inserts a subscription unless the account already has `cap` of them
-/// (`Err(count)` then). The insert comes first and the count after it, in
-/// one transaction: on SQLite a transaction that reads before it writes
-/// fails with "database is locked" when another writer (the usage writer)
-/// commits in between, while one that starts by writing waits its turn. On
-/// PostgreSQL the account row is locked first, so two concurrent creates
-/// cannot both pass the cap. `seal` turns the new id into the sealed secret.
-pub async fn insert_webhook(
-    db: &Db,
-    w: NewWebhook<'_>,
-    cap: Option<u64>,
-    seal: impl FnOnce(i64) -> String,
-) -> sqlx::Result<Result<i64, u64>> {
-    let mut tx = db.pool.begin().await?;
-    lock_account(&mut tx, db.backend, w.account_id).await?;
-    let id: i64 = sqlx::query_scalar(
+/// Inserts a subscription on `conn`, the creating transaction, with its
+/// secret still empty: the service checks the cap after the insert
+/// (`ensure_quota_after_insert`), then seals the secret with the new id
+/// ([`seal_secret`]).
+pub async fn insert_webhook(conn: &mut AnyConnection, w: NewWebhook<'_>) -> sqlx::Result<i64> {
+    sqlx::query_scalar(
         "INSERT INTO webhooks (account_id, name, url, events, secret, is_active, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, '', 1, $5, $5) RETURNING id",
     )
@@ -79,20 +69,18 @@ pub async fn insert_webhook(
     .bind(w.url)
     .bind(serde_json::to_string(w.events).unwrap_or_default())
     .bind(w.now)
-    .fetch_one(&mut *tx)
-    .await?;
-    // The count includes the new row; dropping the transaction undoes it.
-    let before = count_owned(&mut tx, "webhooks", w.account_id).await? - 1;
-    if cap.is_some_and(|cap| before >= cap) {
-        return Ok(Err(before));
-    }
+    .fetch_one(conn)
+    .await
+}
+
+/// Stores a subscription's sealed secret.
+pub async fn seal_secret(conn: &mut AnyConnection, id: i64, sealed: &str) -> sqlx::Result<()> {
     sqlx::query("UPDATE webhooks SET secret = $1 WHERE id = $2")
-        .bind(seal(id))
+        .bind(sealed)
         .bind(id)
-        .execute(&mut *tx)
+        .execute(conn)
         .await?;
-    tx.commit().await?;
-    Ok(Ok(id))
+    Ok(())
 }
 
 pub async fn get_webhook(db: &Db, account_id: i64, id: i64) -> sqlx::Result<Option<WebhookRow>> {

@@ -1,9 +1,10 @@
 //! Plan tiers and the one way every area gates features and counts quotas.
 //!
 //! An area that "needs Starter+" calls [`Caller::require`](crate::http::auth::Caller::require);
-//! an area that creates tracked items calls [`ensure_quota`] with the plan's
-//! effective limits (`state.plan_limits(plan)`, see `limits.rs`) and its
-//! current count, and reports `limit`/`remaining` with [`quota_view`]. Both
+//! an area that creates tracked items calls [`ensure_quota_after_insert`]
+//! (or [`ensure_quota`] with a count of its own) with the plan's effective
+//! limits (`state.plan_limits(plan)`, see `limits.rs`), and reports
+//! `limit`/`remaining` with [`quota_view`]. Both
 //! answer in the exact shape of spec/1 "Errors" (403 and 400).
 
 use serde::{Deserialize, Serialize};
@@ -168,6 +169,24 @@ pub fn ensure_quota(plan: Plan, limits: &PlanLimits, quota: Quota, current: u64)
         ))),
         _ => Ok(()),
     }
+}
+
+/// [`ensure_quota`] for a row of `table` just inserted on `conn`, the
+/// creating transaction: counts the account's rows, the new one included,
+/// and answers 400 when those before it had reached the cap (dropping the
+/// transaction undoes the insert). The caller locks the account first
+/// (`store::lock_account`) and writes before it counts: on SQLite a
+/// transaction that reads before its first write fails when another
+/// writer commits in between, while one that starts by writing waits.
+pub async fn ensure_quota_after_insert(
+    conn: &mut sqlx::AnyConnection,
+    plan: Plan,
+    limits: &PlanLimits,
+    (quota, table): (Quota, &'static str),
+    account_id: i64,
+) -> ApiResult<()> {
+    let before = crate::store::count_owned(conn, table, account_id).await? - 1;
+    ensure_quota(plan, limits, quota, before)
 }
 
 /// `(limit, remaining)` as list endpoints report them; `None` is unlimited

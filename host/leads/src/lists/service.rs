@@ -21,13 +21,13 @@ use super::{DISCOVERED, list_not_found};
 use crate::domains::pipeline;
 use crate::domains::service::normalise;
 use crate::domains::store as pool;
-use outreach_core::accounts::plans::{Quota, ensure_quota};
+use outreach_core::accounts::plans::{Quota, ensure_quota_after_insert};
 use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::events::{self, EventType};
 use outreach_core::http::auth::Caller;
 use outreach_core::http::extract::within;
 use outreach_core::state::AppState;
-use outreach_core::store::{count_owned, lock_account};
+use outreach_core::store::lock_account;
 
 /// The most items one `POST .../items` may carry.
 pub const MAX_ITEMS_PER_REQUEST: usize = 1_000;
@@ -113,11 +113,9 @@ pub async fn create_in(
     lock_account(conn, state.db.backend, caller.account_id).await?;
     let now = state.clock.now_ms();
     let id = store::insert_list(conn, caller.account_id, name, description, goal, now).await?;
-    // Counted after the insert, so the count includes the new list and the
-    // insert holds SQLite's write lock; dropping the transaction undoes it.
-    let before = count_owned(conn, "lead_lists", caller.account_id).await? - 1;
     let limits = state.plan_limits(caller.plan);
-    ensure_quota(caller.plan, limits, Quota::LeadLists, before)?;
+    let quota = (Quota::LeadLists, "lead_lists");
+    ensure_quota_after_insert(conn, caller.plan, limits, quota, caller.account_id).await?;
     Ok(id)
 }
 

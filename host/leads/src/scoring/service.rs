@@ -19,12 +19,13 @@ use utoipa::ToSchema;
 use super::defaults::{self, DefaultRule};
 use super::rules::{self, CompiledRule, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, ScoringCondition};
 use super::store::{self, RuleFields, RuleRow};
-use outreach_core::accounts::plans::{Quota, ensure_quota};
+use outreach_core::accounts::plans::{Quota, ensure_quota_after_insert};
 use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::http::auth::Caller;
 use outreach_core::http::extract::nullable;
 use outreach_core::platform::clock::iso;
 use outreach_core::state::AppState;
+use outreach_core::store::lock_account;
 
 /// Prefix of the ids of an account's own rules.
 const RULE_PREFIX: &str = "rule_";
@@ -185,24 +186,12 @@ pub async fn create(
         conditions: &compiled.conditions,
     };
     let now = state.clock.now_ms();
-    let id = match store::insert(
-        &state.db,
-        caller.account_id,
-        &fields,
-        now,
-        limits.quota(Quota::ScoringRules),
-    )
-    .await?
-    {
-        Ok(id) => id,
-        Err(count) => {
-            // The store refused at the cap, so this answers the spec's 400.
-            ensure_quota(caller.plan, limits, Quota::ScoringRules, count)?;
-            return Err(ApiError::Internal(anyhow::anyhow!(
-                "scoring rule insert refused below the cap"
-            )));
-        }
-    };
+    let mut tx = state.db.pool.begin().await?;
+    lock_account(&mut tx, state.db.backend, caller.account_id).await?;
+    let id = store::insert(&mut tx, caller.account_id, &fields, now).await?;
+    let quota = (Quota::ScoringRules, "scoring_rules");
+    ensure_quota_after_insert(&mut tx, caller.plan, limits, quota, caller.account_id).await?;
+    tx.commit().await?;
     let row = store::get(&state.db, caller.account_id, id)
         .await?
         .ok_or_else(not_found)?;

@@ -5,7 +5,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::rules::ScoringCondition;
-use outreach_core::store::{Db, count_owned, lock_account};
+use outreach_core::store::Db;
 
 /// A stored rule. `description` is empty when none was given.
 #[derive(Debug, Clone)]
@@ -45,21 +45,15 @@ fn conditions_text(conditions: &[ScoringCondition]) -> String {
     serde_json::to_string(conditions).unwrap_or_else(|_| "[]".into())
 }
 
-/// Inserts a rule unless the account already has `cap` of them
-/// (`Err(count)` then). The insert comes first and the count after it, in
-/// one transaction: on SQLite a transaction that starts by writing waits
-/// for other writers instead of failing, and on PostgreSQL the account row
-/// is locked first, so two concurrent creates cannot both pass the cap.
+/// Adds a rule on `conn`, the creating transaction; the service checks the
+/// cap after it (`ensure_quota_after_insert`).
 pub async fn insert(
-    db: &Db,
+    conn: &mut sqlx::AnyConnection,
     account_id: i64,
     f: &RuleFields<'_>,
     now: i64,
-    cap: Option<u64>,
-) -> sqlx::Result<Result<i64, u64>> {
-    let mut tx = db.pool.begin().await?;
-    lock_account(&mut tx, db.backend, account_id).await?;
-    let id: i64 = sqlx::query_scalar(
+) -> sqlx::Result<i64> {
+    sqlx::query_scalar(
         "INSERT INTO scoring_rules (account_id, name, description, conditions, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $5) RETURNING id",
     )
@@ -68,15 +62,8 @@ pub async fn insert(
     .bind(f.description)
     .bind(conditions_text(f.conditions))
     .bind(now)
-    .fetch_one(&mut *tx)
-    .await?;
-    // The count includes the new row; dropping the transaction undoes it.
-    let before = count_owned(&mut tx, "scoring_rules", account_id).await? - 1;
-    if cap.is_some_and(|cap| before >= cap) {
-        return Ok(Err(before));
-    }
-    tx.commit().await?;
-    Ok(Ok(id))
+    .fetch_one(conn)
+    .await
 }
 
 pub async fn get(db: &Db, account_id: i64, id: i64) -> sqlx::Result<Option<RuleRow>> {

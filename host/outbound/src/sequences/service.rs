@@ -9,13 +9,13 @@ use super::store::{self, SequenceRow};
 use crate::enrollment;
 use crate::send_accounts::store as send_accounts;
 use crate::steps;
-use outreach_core::accounts::plans::{Plan, Quota, ensure_quota, quota_view};
+use outreach_core::accounts::plans::{Plan, Quota, ensure_quota_after_insert, quota_view};
 use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::http::auth::Caller;
 use outreach_core::http::extract::{one_of, within};
 use outreach_core::platform::clock::iso;
 use outreach_core::state::AppState;
-use outreach_core::store::{count_owned, lock_account};
+use outreach_core::store::lock_account;
 
 /// Sequences, enrollment and send accounts are Starter+ (spec/1).
 pub fn gate(caller: &Caller) -> ApiResult<()> {
@@ -246,12 +246,9 @@ async fn insert(
     let now = state.clock.now_ms();
     let mut tx = state.db.pool.begin().await?;
     lock_account(&mut tx, state.db.backend, caller.account_id).await?;
-    // Write first, then count (the new row included): on SQLite a
-    // transaction that reads before its first write can fail outright when
-    // another writer commits in between.
     let id = store::insert(&mut tx, row, now).await?;
-    let before = count_owned(&mut tx, "sequences", caller.account_id).await? - 1;
-    ensure_quota(caller.plan, limits, Quota::Sequences, before)?;
+    let quota = (Quota::Sequences, "sequences");
+    ensure_quota_after_insert(&mut tx, caller.plan, limits, quota, caller.account_id).await?;
     if let Some(from) = copy_from {
         steps::store::copy_all(&mut tx, from, id, now).await?;
         store::copy_pool(&mut tx, from, id).await?;
