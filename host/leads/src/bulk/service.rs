@@ -1,5 +1,7 @@
 //! Rules of spec/2 "Bulk operations" (see the module docs).
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -189,12 +191,13 @@ pub async fn export(state: &AppState, body: BulkExportRequest) -> ApiResult<CsvF
             fields
         }
     };
-    let records = pool::find_many(&state.db, &domains).await?;
+    let found = pool::find_many(&state.db, &domains).await?;
+    let records: HashMap<&str, _> = found
+        .iter()
+        .map(|r| (r.record.domain.as_str(), &r.record))
+        .collect();
     let rows = domains.iter().map(|d| {
-        let record = records
-            .iter()
-            .find(|r| &r.record.domain == d)
-            .map(|r| &r.record);
+        let record = records.get(d.as_str()).copied();
         fields.iter().map(|f| export::cell(record, d, f)).collect()
     });
     let header: Vec<&str> = fields.iter().map(String::as_str).collect();

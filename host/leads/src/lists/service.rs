@@ -9,7 +9,7 @@
 //! - Each new item records `list.item_added` and its first history row in
 //!   that same transaction.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::json;
 use sqlx::AnyConnection;
@@ -205,11 +205,16 @@ pub async fn enriched(
     let list = get(state, caller, id).await?;
     let items = store::items(&state.db, id, limit, offset).await?;
     let domains: Vec<String> = items.iter().map(|i| i.domain.clone()).collect();
-    let records = pool::find_many(&state.db, &domains).await?;
+    let found = pool::find_many(&state.db, &domains).await?;
+    // By domain: a page may hold 10,000 items.
+    let records: HashMap<&str, _> = found
+        .iter()
+        .map(|r| (r.record.domain.as_str(), r))
+        .collect();
     let items = items
         .into_iter()
         .map(|item| {
-            let record = records.iter().find(|r| r.record.domain == item.domain);
+            let record = records.get(item.domain.as_str());
             let lead = match record {
                 // Only an enrichment (or an import) gives facts; a queued
                 // record's defaults would read as findings.
