@@ -39,7 +39,8 @@ pub struct Industry {
     pub subs: &'static [(&'static str, &'static [&'static str])],
 }
 
-/// The industries a record may carry. Documented in ARCHITECTURE.md.
+/// The industries a record may carry. Documented in
+/// docs/decisions/domain-pool.md, "Taxonomy".
 pub const TAXONOMY: &[Industry] = &[
     Industry {
         name: "Software",

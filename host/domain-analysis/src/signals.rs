@@ -1,7 +1,8 @@
 //! spec/2's two signal sets, the intent score with its level, and
 //! `likely_buys` and `gaps`, from a domain's technologies (as the
 //! fingerprints categorise them) and what its pages show. One documented
-//! mapping (the tables below, repeated in ARCHITECTURE.md "Domain pool"):
+//! mapping (the tables below, summed up in docs/decisions/domain-pool.md,
+//! "Signals and intent"):
 //! alerts, audiences and search all read the signals it produces.
 
 use std::collections::BTreeSet;

@@ -12,7 +12,8 @@ pub mod server;
 mod tests;
 
 /// Every area of the product, in the order their routers are merged. A new
-/// area crate adds its `area()` here (ARCHITECTURE.md, "Adding an area").
+/// area crate adds its `AREA` here (ARCHITECTURE.md, "Adding an area crate's
+/// router").
 pub const AREAS: [Area; 5] = [
     outreach_core::AREA,
     outreach_vendors::AREA,

@@ -131,8 +131,9 @@ impl Quota {
     /// workflows spec/3 and saved connections its 20 per user, lead lists
     /// and their items spec/2 "Lead lists" (per account and per list); the
     /// spec leaves sequences, API keys and scoring rules unstated, so those
-    /// figures are ours
-    /// (ARCHITECTURE.md). Operators override any of them in `[limits.<plan>]`.
+    /// figures are ours (docs/decisions/platform.md, "Per-plan item caps";
+    /// docs/decisions/scoring.md, "Rules"). Operators override any of them
+    /// in `[limits.<plan>]`.
     pub fn default_limit(self, plan: Plan) -> Option<u64> {
         use Plan::*;
         let caps: [Option<u64>; 4] = match self {

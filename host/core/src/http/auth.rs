@@ -30,7 +30,8 @@ pub struct Caller {
     pub api_key_id: i64,
     pub reseller_client_id: Option<i64>,
     /// What authentication loaded about the key and its account (cached up
-    /// to 30 s, see ARCHITECTURE.md), for handlers that need no fresher view.
+    /// to 30 s, see docs/decisions/platform.md, "Verification cache"), for
+    /// handlers that need no fresher view.
     pub key: Arc<VerifiedKey>,
 }
 

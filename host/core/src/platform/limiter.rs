@@ -5,7 +5,9 @@
 //! Windows are aligned to multiples of their length since the Unix epoch, so
 //! `X-RateLimit-Reset` is the same instant for every caller. State lives in
 //! memory, sharded to keep lock hold times short under load; with several
-//! server processes each enforces its own window (see ARCHITECTURE.md).
+//! server processes each enforces its own window (the API-key limits are
+//! shared instead: `shared_limiter.rs`, docs/decisions/platform.md, "Limits
+//! across servers").
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};

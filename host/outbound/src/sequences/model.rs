@@ -8,7 +8,8 @@ use crate::enrollment::model::Enrollment;
 use crate::steps::model::Step;
 use outreach_core::http::extract::nullable;
 
-/// The goal types (spec/1 leaves them open; ARCHITECTURE.md "Sequences").
+/// The goal types (spec/1 leaves them open; docs/decisions/sequences.md,
+/// "Goals").
 /// `none`: the sequence ends when its steps run out. `reply`: a reply meets
 /// the goal. `click`: a click on any tracked link. `url_click`: a click on a
 /// link that starts with `goal_url`. Meeting the goal marks the enrollment
@@ -38,7 +39,8 @@ pub struct Sequence {
     pub enable_unsubscribe: bool,
     pub step_count: i64,
     pub enrollment_count: i64,
-    /// As given; the keys the sender reads are in ARCHITECTURE.md.
+    /// As given; the keys the sender reads are in
+    /// docs/decisions/sequences.md, "Settings".
     #[schema(value_type = Object)]
     pub settings: Value,
     pub send_account_id: Option<i64>,
