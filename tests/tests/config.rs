@@ -200,6 +200,34 @@ fn bad_dns_nameservers_stop_the_server_with_the_settings_name() {
         .cli_ok(&["migrate"]);
 }
 
+/// A classifier setting that names no loaded plugin of its kind stops the
+/// server at start with the setting's name, instead of a warning per
+/// message and a silent fall back to the rules; a loaded one of the right
+/// kind starts.
+#[test]
+fn a_chosen_classifier_that_is_not_loaded_stops_the_server() {
+    for (setting, value) in [
+        ("OUTREACH_INBOX_REPLY_CLASSIFIER", "reply-classifier-nope"),
+        // Loaded, but a reply classifier, not a domain classifier.
+        ("OUTREACH_DOMAIN_CLASSIFIER", "reply-classifier-rules"),
+        ("OUTREACH_INBOX_REPLY_CLASSIFIER", "domain-classifier-rules"),
+    ] {
+        let out = Deployment::new().with_env(setting, value).cli(&["serve"]);
+        assert!(!out.status.success(), "{setting}={value}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let name = setting.trim_start_matches("OUTREACH_").to_lowercase();
+        assert!(
+            stderr.contains(&format!("{name} = \"{value}\"")),
+            "{setting}={value}: {stderr}"
+        );
+    }
+    let server = Deployment::new()
+        .with_env("OUTREACH_INBOX_REPLY_CLASSIFIER", "reply-classifier-llm")
+        .with_env("OUTREACH_DOMAIN_CLASSIFIER", "domain-classifier-llm")
+        .start();
+    server.stop();
+}
+
 #[test]
 fn migrate_is_idempotent() {
     let deployment = Deployment::new();

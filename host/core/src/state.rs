@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use ipnet::IpNet;
 
-use outreach_plugin_runtime::{PluginRuntime, RuntimeConfig};
+use outreach_plugin_runtime::{PluginKind, PluginRuntime, RuntimeConfig};
 
 use crate::api_keys::ApiKeyService;
 use crate::area::Area;
@@ -142,6 +142,7 @@ impl AppState {
             Plugins::LoadCachedIn(cache) => Some(cache),
             Plugins::None => None,
         };
+        let loaded = artifact_cache.is_some();
         let plugins = match artifact_cache {
             Some(cache) => {
                 start_plugins_with(&config, &outbound, Some(Duration::from_secs(2)), cache).await?
@@ -154,6 +155,9 @@ impl AppState {
             .await
             .map_err(|e| anyhow::anyhow!("starting the plugin runtime: {e}"))?,
         };
+        if loaded {
+            check_chosen_plugins(&config, &plugins)?;
+        }
         let minute = Duration::from_secs(60);
         let state = AppState(Arc::new(Shared {
             db: db.clone(),
@@ -255,6 +259,38 @@ impl AppState {
             })
         }
     }
+}
+
+/// The plugins the configuration chooses by id are loaded and of the kind
+/// the setting needs. A typo would otherwise only show at call time, as a
+/// warning per message or domain and a silent fall back to the rules.
+fn check_chosen_plugins(config: &Config, plugins: &PluginRuntime) -> anyhow::Result<()> {
+    let chosen = [
+        (
+            "inbox_reply_classifier",
+            &config.inbox_reply_classifier,
+            PluginKind::ReplyClassifier,
+        ),
+        (
+            "domain_classifier",
+            &config.domain_classifier,
+            PluginKind::DomainClassifier,
+        ),
+    ];
+    for (setting, id, kind) in chosen {
+        if id.is_empty() {
+            continue;
+        }
+        let loaded = plugins.plugins_of_kind(kind);
+        if !loaded.contains(id) {
+            anyhow::bail!(
+                "{setting} = \"{id}\": no loaded {} plugin has that id (loaded: {})",
+                kind.as_str(),
+                loaded.join(", ")
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Whether [`AppState::build_with`] loads plugin components.

@@ -9,6 +9,8 @@ pub mod memory;
 pub mod server;
 
 #[cfg(test)]
+mod spec_details_tests;
+#[cfg(test)]
 mod tests;
 
 /// Every area of the product, in the order their routers are merged. A new

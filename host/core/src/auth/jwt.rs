@@ -13,7 +13,7 @@ use crate::http::auth::bearer;
 use crate::state::AppState;
 
 pub const SESSION_SECONDS: i64 = 30 * 60;
-const NOT_AUTHENTICATED: &str = "Not authenticated";
+use crate::error::details::NOT_AUTHENTICATED;
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Claims {

@@ -21,8 +21,9 @@ use serde_json::{Map, Value};
 use sqlx::AnyConnection;
 
 use super::pipeline;
-use super::record::IMPORTED;
+use super::record::{IMPORTED, Technology};
 use super::service::BUSINESS_TYPES;
+use super::store::{self, TAG_TECHNOLOGY};
 use crate::domain_csv::{DomainCell, DomainRows, sniff_delimiter};
 use outreach_core::state::AppState;
 use outreach_domain_analysis::domain::normalise;
@@ -142,7 +143,7 @@ async fn write(
     }
     tx.commit().await?;
     if enrich && !added.is_empty() {
-        // Imported records become queued, one job each.
+        // One job each; the records stay `imported` until enriched.
         pipeline::submit(state, &added, "import", None).await?;
     }
     batch.clear();
@@ -166,6 +167,18 @@ async fn set_fields(
             other => q.bind(other.to_string()),
         };
         q.bind(id).execute(&mut *conn).await?;
+        // Imported technologies are searchable at once, like enriched ones.
+        if *column == "technologies" {
+            let names = value
+                .as_str()
+                .and_then(|t| serde_json::from_str::<Vec<Technology>>(t).ok())
+                .unwrap_or_default();
+            let tags = names
+                .into_iter()
+                .map(|t| (TAG_TECHNOLOGY, t.name.to_lowercase()))
+                .collect();
+            store::replace_tags(conn, id, &[TAG_TECHNOLOGY], tags).await?;
+        }
     }
     Ok(())
 }

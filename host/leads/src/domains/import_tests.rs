@@ -130,7 +130,8 @@ async fn enrich_queues_the_new_domains() {
         run(&app, "domain\nkappa.com\nlambda.com\n", Format::Csv, true).await,
         summary(2, 0, 0, 0)
     );
-    assert_eq!(record(&app, "kappa.com").await["status"], "queued");
+    // Queued, and still shown as what it is until its enrichment lands.
+    assert_eq!(record(&app, "kappa.com").await["status"], "imported");
     let jobs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs WHERE queue = $1")
         .bind(pipeline::QUEUE)
         .fetch_one(&app.state.db.pool)

@@ -25,6 +25,8 @@ mod email_finder_tests;
 #[cfg(test)]
 mod import_tests;
 #[cfg(test)]
+mod imported_tests;
+#[cfg(test)]
 mod tests;
 
 /// The pool's background work: the enrichment worker with its refresh scan.

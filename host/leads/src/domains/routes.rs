@@ -34,7 +34,7 @@ fn accepted(p: Pending) -> Response {
 #[utoipa::path(get, path = "/v1/enrichment/domain", tag = "enrichment", operation_id = "enrich_domain",
     security(("api_key" = [])), params(DomainQuery),
     responses(
-        (status = 200, description = "The record (enriched, or failed with its reasons)", body = DomainRecord),
+        (status = 200, description = "The record: imported, enriched, or failed with its reasons", body = DomainRecord),
         (status = 202, description = "Queued or being enriched", body = Pending),
         (status = 400, description = "Not a usable domain", body = ErrorBody),
     ))]

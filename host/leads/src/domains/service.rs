@@ -7,8 +7,13 @@
 //!   with the reason.
 //! - Asking for a domain the pool does not have adds it (source `api`),
 //!   queues its enrichment and answers 202 `{domain, status: "queued"}`; a
-//!   domain being enriched answers 202 with its status. The asking account
-//!   gets a `domain.enriched` event when the enrichment finishes.
+//!   domain added that way and still on its way answers 202 with its
+//!   status. The asking account gets a `domain.enriched` event when the
+//!   enrichment finishes.
+//! - An imported record is a record (ARCHITECTURE.md "Imported records"):
+//!   it answers 200 as it stands, `status: "imported"` with the fields the
+//!   import carried, and asking for it queues its first enrichment (once)
+//!   so it fills in later.
 //! - A record whose enrichment failed in every stage answers 200 with
 //!   `status: "failed"` and the reasons in `enrichment_errors`.
 
@@ -73,20 +78,19 @@ async fn lookup(state: &AppState, caller: &Caller, domains: &[String]) -> ApiRes
     let mut waiting = Vec::new();
     for domain in domains {
         match found.iter().find(|s| &s.record.domain == domain) {
+            Some(s) if s.record.status == IMPORTED => {
+                // Submitting queues it only if it was never queued.
+                waiting.push(domain.clone());
+                answers.push(Lookup::Ready(Box::new(s.record.clone())));
+            }
             Some(s) if s.record.status == ENRICHED || s.record.status == FAILED => {
                 answers.push(Lookup::Ready(Box::new(s.record.clone())));
             }
             Some(s) => {
                 waiting.push(domain.clone());
-                // An imported record is queued by this very request.
-                let status = if s.record.status == IMPORTED {
-                    QUEUED
-                } else {
-                    &s.record.status
-                };
                 answers.push(Lookup::Pending(Pending {
                     domain: domain.clone(),
-                    status: status.to_string(),
+                    status: s.record.status.clone(),
                 }));
             }
             None => {
@@ -116,16 +120,17 @@ pub struct DomainBulkRequest {
 pub struct DomainBulkItem {
     /// As normalised (repeats in the request answer once).
     pub domain: String,
-    /// queued, enriching, enriched or failed.
+    /// imported, queued, enriching, enriched or failed.
     pub status: String,
-    /// The record when enriched or failed; null while queued.
+    /// The record when imported, enriched or failed; null while a domain
+    /// new to the pool is queued or being enriched.
     pub record: Option<DomainRecord>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DomainBulkAnswer {
     pub data: Vec<DomainBulkItem>,
-    /// How many are queued or being enriched.
+    /// How many have no record yet (queued or being enriched).
     pub queued: usize,
 }
 

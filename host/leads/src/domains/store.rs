@@ -40,8 +40,11 @@ pub async fn find_many(db: &Db, domains: &[String]) -> sqlx::Result<Vec<StoredDo
 }
 
 /// Adds the `domains` the pool lacks as queued (due now) and makes the
-/// imported ones never enriched queued; returns those two kinds, which
-/// need a job. At most 200 domains a call (parameter limits).
+/// imported ones never queued due now; returns those two kinds, which need
+/// a job. An imported record keeps its `imported` status until an
+/// enrichment succeeds, so it answers as the record it is meanwhile; its
+/// `refresh_at`, NULL until it is first queued, tells that it is on its
+/// way. At most 200 domains a call (parameter limits).
 pub async fn add_many(
     conn: &mut AnyConnection,
     backend: Backend,
@@ -69,17 +72,15 @@ pub async fn add_many(
     }
     let mut queued: Vec<(i64, String)> = q.fetch_all(&mut *conn).await?;
     let sql = format!(
-        "UPDATE domains SET status = {}, refresh_at = {}, updated_at = {} \
-         WHERE status = {} AND domain IN ({}) RETURNING id, domain",
+        "UPDATE domains SET refresh_at = {}, updated_at = {} \
+         WHERE status = {} AND refresh_at IS NULL AND domain IN ({}) RETURNING id, domain",
         placeholder(backend, 1),
         placeholder(backend, 2),
         placeholder(backend, 3),
-        placeholder(backend, 4),
-        placeholder_list(backend, 5, domains.len())
+        placeholder_list(backend, 4, domains.len())
     );
     let mut q = sqlx::query_as(sqlx::AssertSqlSafe(sql))
         .persistent(false)
-        .bind(QUEUED)
         .bind(now)
         .bind(now)
         .bind(IMPORTED);
@@ -90,9 +91,9 @@ pub async fn add_many(
     Ok(queued)
 }
 
-/// Notes that `account_id` waits for those of `domains` that are queued or
-/// being enriched (it gets their `domain.enriched` events). At most 200
-/// domains a call.
+/// Notes that `account_id` waits for those of `domains` that are queued,
+/// being enriched or imported and not enriched yet (it gets their
+/// `domain.enriched` events). At most 200 domains a call.
 pub async fn request_many(
     conn: &mut AnyConnection,
     backend: Backend,
@@ -106,20 +107,22 @@ pub async fn request_many(
     let sql = format!(
         "INSERT INTO domain_enrichment_requests (domain_id, account_id, requested_at) \
          SELECT id, CAST({} AS BIGINT), CAST({} AS BIGINT) FROM domains \
-         WHERE status IN ({}, {}) AND domain IN ({}) \
+         WHERE status IN ({}, {}, {}) AND domain IN ({}) \
          ON CONFLICT (domain_id, account_id) DO NOTHING",
         placeholder(backend, 1),
         placeholder(backend, 2),
         placeholder(backend, 3),
         placeholder(backend, 4),
-        placeholder_list(backend, 5, domains.len())
+        placeholder(backend, 5),
+        placeholder_list(backend, 6, domains.len())
     );
     let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
         .persistent(false)
         .bind(account_id)
         .bind(now)
         .bind(QUEUED)
-        .bind(ENRICHING);
+        .bind(ENRICHING)
+        .bind(IMPORTED);
     for d in domains {
         q = q.bind(d);
     }
@@ -194,12 +197,16 @@ pub struct SearchFilter {
     pub offset: i64,
 }
 
-/// One page of enriched records matching `f`, and how many match in all.
+/// One page of the records matching `f` (enriched, or imported with the
+/// fields in question), and how many match in all. Records that are only
+/// a name on their way to enrichment (queued, enriching, failed) hold no
+/// facts and are left out.
 pub async fn search(db: &Db, f: &SearchFilter) -> sqlx::Result<(Vec<StoredDomain>, i64)> {
     let mut args = Args::default();
     let mut clauses = vec![format!(
-        "status = {}",
-        args.push(Arg::Text(ENRICHED.into()))
+        "status IN ({}, {})",
+        args.push(Arg::Text(ENRICHED.into())),
+        args.push(Arg::Text(IMPORTED.into()))
     )];
     if let Some(q) = &f.q {
         let like = format!("%{}%", escape_like(q));
@@ -270,6 +277,34 @@ pub async fn search(db: &Db, f: &SearchFilter) -> sqlx::Result<(Vec<StoredDomain
         .map(StoredDomain::from_row)
         .collect::<sqlx::Result<_>>()?;
     Ok((page, total))
+}
+
+/// Replaces a record's search tags of the given `kinds` with `tags`,
+/// `(kind, value)` with values lowercased by the caller.
+pub async fn replace_tags(
+    conn: &mut AnyConnection,
+    domain_id: i64,
+    kinds: &[&str],
+    mut tags: Vec<(&str, String)>,
+) -> sqlx::Result<()> {
+    for kind in kinds {
+        sqlx::query("DELETE FROM domain_tags WHERE domain_id = $1 AND kind = $2")
+            .bind(domain_id)
+            .bind(*kind)
+            .execute(&mut *conn)
+            .await?;
+    }
+    tags.sort();
+    tags.dedup();
+    for (kind, value) in tags {
+        sqlx::query("INSERT INTO domain_tags (domain_id, kind, value) VALUES ($1, $2, $3)")
+            .bind(domain_id)
+            .bind(kind)
+            .bind(value)
+            .execute(&mut *conn)
+            .await?;
+    }
+    Ok(())
 }
 
 /// Tag kinds of `domain_tags`.

@@ -15,7 +15,7 @@ use outreach_core::events;
 use outreach_core::testing::TestApp;
 use outreach_core::testing::dns::TestDns;
 
-async fn app(dns: &TestDns) -> TestApp {
+pub(super) async fn app(dns: &TestDns) -> TestApp {
     let ns = dns.nameserver();
     TestApp::with_areas(&[crate::AREA], move |c| {
         c.dns_nameservers = vec![ns];
@@ -26,7 +26,7 @@ async fn app(dns: &TestDns) -> TestApp {
 }
 
 /// Runs every queued enrichment.
-async fn drain(app: &TestApp) -> usize {
+pub(super) async fn drain(app: &TestApp) -> usize {
     let mut total = 0;
     loop {
         let n = pipeline::enrich_claimed(&app.state, "test").await.unwrap();

@@ -55,7 +55,7 @@ pub fn stage(status: &str) -> ApiResult<&'static str> {
 
 /// The 404 of a list the account does not have.
 pub fn list_not_found() -> ApiError {
-    ApiError::not_found("Lead list")
+    ApiError::NotFound(outreach_core::error::details::LEAD_LIST_NOT_FOUND.to_owned())
 }
 
 /// The 404 of an item the list does not hold.

@@ -19,6 +19,7 @@ use super::model::*;
 use super::store;
 use super::{DISCOVERED, list_not_found};
 use crate::domains::pipeline;
+use crate::domains::record::DomainRecord;
 use crate::domains::service::normalise;
 use crate::domains::store as pool;
 use outreach_core::accounts::plans::{Quota, ensure_quota_after_insert};
@@ -216,20 +217,8 @@ pub async fn enriched(
         .map(|item| {
             let record = records.get(item.domain.as_str());
             let lead = match record {
-                // Only an enrichment (or an import) gives facts; a queued
-                // record's defaults would read as findings.
-                Some(r) if r.record.enriched_at.is_some() || r.record.status == "imported" => {
-                    let r = &r.record;
-                    Lead {
-                        domain: r.domain.clone(),
-                        industry: r.industry.clone(),
-                        business_type: Some(r.business_type.clone()),
-                        confidence: Some(r.confidence),
-                        website_email: r.website_email.clone(),
-                        registrant_country: r.registrant_country.clone(),
-                    }
-                }
-                _ => Lead {
+                Some(r) => lead_of(&r.record),
+                None => Lead {
                     domain: item.domain.clone(),
                     industry: None,
                     business_type: None,
@@ -389,4 +378,20 @@ pub async fn remove_in(
     history::record(conn, backend, account_id, &stages, now).await?;
     store::delete_items(conn, &ids).await?;
     Ok(ids.len())
+}
+
+/// The fields the record has, whatever its status (ARCHITECTURE.md
+/// "Imported records"). `business_type` and `confidence` are columns with
+/// defaults (`unknown`, 0), so before a first enrichment only values an
+/// import set count: a placeholder's defaults would read as findings.
+fn lead_of(r: &DomainRecord) -> Lead {
+    let enriched = r.enriched_at.is_some();
+    Lead {
+        domain: r.domain.clone(),
+        industry: r.industry.clone(),
+        business_type: (enriched || r.business_type != "unknown").then(|| r.business_type.clone()),
+        confidence: (enriched || r.confidence > 0.0).then_some(r.confidence),
+        website_email: r.website_email.clone(),
+        registrant_country: r.registrant_country.clone(),
+    }
 }

@@ -2,13 +2,14 @@
 //! scored by a rule.
 //!
 //! - A domain is normalised the one way the pool knows; what that refuses
-//!   is 400 'Invalid domain format: <input>'.
+//!   is 400 'Invalid domain format', exactly (spec/2 quotes it, and
+//!   clients compare the text; `outreach_core::error::details`).
 //! - Only domains already in the pool are scored; scoring never adds one or
 //!   queues an enrichment. A domain the pool has not enriched yet is scored
 //!   on what its record holds (mostly nothing, so low).
 //! - A batch is all or nothing: any refused domain is a 400 and any unknown
-//!   one a 404 naming them all ('Domain not found: a.com, b.com'). Repeats
-//!   (after normalisation) answer once, in the order first asked.
+//!   one a 404 'Domain not found'. Repeats (after normalisation) answer
+//!   once, in the order first asked.
 //! - The records come from one query and the rule is compiled once, so the
 //!   work per domain is the conditions' comparisons only.
 //! - A request is one query against the monthly quota whatever its size:
@@ -30,9 +31,7 @@ use outreach_core::state::AppState;
 /// spec/2 "Limits": batch scoring, 100 domains per query.
 pub const MAX_BATCH_DOMAINS: usize = 100;
 
-/// The start of every refused-domain detail.
-pub const INVALID_DOMAIN: &str = "Invalid domain format";
-pub const DOMAIN_NOT_FOUND: &str = "Domain not found";
+use outreach_core::error::details::{DOMAIN_NOT_FOUND, INVALID_DOMAIN_FORMAT};
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -71,10 +70,8 @@ pub struct ScoringResult {
 
 /// The pool's normalisation, its refusal as spec/2's 400.
 pub fn normalise(input: &str) -> ApiResult<String> {
-    outreach_domain_analysis::domain::normalise(input).map_err(|_| {
-        let clipped: String = input.chars().take(100).collect();
-        ApiError::bad_request(format!("{INVALID_DOMAIN}: {clipped}"))
-    })
+    outreach_domain_analysis::domain::normalise(input)
+        .map_err(|_| ApiError::bad_request(INVALID_DOMAIN_FORMAT))
 }
 
 /// One record's result under a rule.
@@ -127,7 +124,7 @@ pub async fn score_batch(
 }
 
 /// Scores `domains` (normalised, distinct) in their order, reading their
-/// records with one query; 404 naming those the pool does not have.
+/// records with one query; 404 when the pool lacks any of them.
 pub async fn score_domains(
     state: &AppState,
     rule: &ResolvedRule,
@@ -144,10 +141,8 @@ pub async fn score_domains(
         .filter(|d| !by_domain.contains_key(d))
         .collect();
     if !missing.is_empty() {
-        return Err(ApiError::NotFound(format!(
-            "{DOMAIN_NOT_FOUND}: {}",
-            missing.join(", ")
-        )));
+        tracing::debug!(missing = ?missing, "scoring domains the pool lacks");
+        return Err(ApiError::NotFound(DOMAIN_NOT_FOUND.to_owned()));
     }
     Ok(domains
         .iter()

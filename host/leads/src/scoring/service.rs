@@ -103,7 +103,7 @@ fn own_id(n: i64) -> String {
 }
 
 fn not_found() -> ApiError {
-    ApiError::not_found("Scoring rule")
+    ApiError::NotFound(outreach_core::error::details::SCORING_RULE_NOT_FOUND.to_owned())
 }
 
 fn view(row: &RuleRow) -> ScoringRule {

@@ -264,18 +264,15 @@ async fn bad_and_unknown_domains_are_refused_without_side_effects() {
             .post("/v1/scoring", &a.api_key, json!({"domain": bad}))
             .await;
         assert_eq!(r.status, 400, "{bad}: {:?}", r.body);
-        assert_eq!(r.detail(), format!("Invalid domain format: {bad}"));
+        // Exactly the spec's text: clients compare it.
+        assert_eq!(r.detail(), "Invalid domain format");
     }
     let long = "a".repeat(300);
     let r = app
         .post("/v1/scoring", &a.api_key, json!({"domain": long}))
         .await;
     assert_eq!(r.status, 400);
-    assert_eq!(
-        r.detail(),
-        format!("Invalid domain format: {}", "a".repeat(100)),
-        "the input is clipped"
-    );
+    assert_eq!(r.detail(), "Invalid domain format");
     let r = app
         .post(
             "/v1/scoring",
@@ -347,7 +344,7 @@ async fn batches_are_bounded_ordered_deduplicated_and_all_or_nothing() {
         )
         .await;
     assert_eq!(r.status, 400);
-    assert_eq!(r.detail(), "Invalid domain format: localhost");
+    assert_eq!(r.detail(), "Invalid domain format");
     let r = app
         .post(
             "/v1/scoring/batch",
@@ -356,7 +353,7 @@ async fn batches_are_bounded_ordered_deduplicated_and_all_or_nothing() {
         )
         .await;
     assert_eq!(r.status, 404, "{:?}", r.body);
-    assert_eq!(r.detail(), "Domain not found: nowhere.com, elsewhere.com");
+    assert_eq!(r.detail(), "Domain not found");
     assert_eq!(pool_size(&app).await, 2);
 
     let r = app

@@ -22,6 +22,12 @@
 //! owner keeps locked while it runs and segments `NNNNNNNN.log` of JSON
 //! lines, one [`Outcome`] each. A segment is deleted once every answer in it
 //! is committed and a newer one is being written.
+//!
+//! A journal is made under a staging name (`.creating-<owner>`) that replay
+//! never reads, and renamed to its owner's name only once its lock is held.
+//! Made in place, a server starting at the same moment as another could
+//! find the new folder before its lock was taken, take it for a dead
+//! server's journal and delete it under its owner.
 
 use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
@@ -38,6 +44,13 @@ const SEGMENT_ENTRIES: u64 = 10_000;
 
 /// Answers replayed per transaction.
 const REPLAY_BATCH: usize = 256;
+
+/// Prefix of a journal folder being made (see the module docs).
+const STAGING: &str = ".creating-";
+
+/// A staging folder this old was left by a server killed while making its
+/// journal (it holds no answers) and is removed by replay.
+const STALE_STAGING: std::time::Duration = std::time::Duration::from_secs(600);
 
 pub struct Journal {
     dir: PathBuf,
@@ -65,10 +78,15 @@ fn segment_path(dir: &Path, segment: u64) -> PathBuf {
 impl Journal {
     /// Creates and locks `owner`'s journal under `data_dir`.
     pub fn open(data_dir: &Path, owner: &str) -> io::Result<Journal> {
-        let dir = root(data_dir).join(owner);
-        fs::create_dir_all(&dir)?;
-        let lock = File::create(dir.join("lock"))?;
+        let root = root(data_dir);
+        let staging = root.join(format!("{STAGING}{owner}"));
+        fs::create_dir_all(&staging)?;
+        let lock = File::create(staging.join("lock"))?;
         lock.try_lock().map_err(io::Error::other)?;
+        // The folder appears under the owner's name already locked, so a
+        // replay that sees it skips it. The lock stays with the open file.
+        let dir = root.join(owner);
+        fs::rename(&staging, &dir)?;
         let file = open_segment(&dir, 0)?;
         Ok(Journal {
             dir,
@@ -150,7 +168,13 @@ pub async fn replay(db: &Db, gate: &WriteGate, data_dir: &Path, own: &str) -> us
     let mut replayed = 0;
     for entry in entries.flatten() {
         let dir = entry.path();
-        if entry.file_name().to_str() == Some(own) || !dir.is_dir() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name == own || !dir.is_dir() {
+            continue;
+        }
+        if name.starts_with(STAGING) {
+            remove_if_stale(&dir);
             continue;
         }
         let Ok(lock) = File::options().write(true).open(dir.join("lock")) else {
@@ -176,6 +200,31 @@ pub async fn replay(db: &Db, gate: &WriteGate, data_dir: &Path, own: &str) -> us
         }
     }
     replayed
+}
+
+/// Removes a staging folder that nobody holds and that is older than
+/// [`STALE_STAGING`]: its server died before the rename.
+fn remove_if_stale(dir: &Path) {
+    let old = fs::metadata(dir)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age > STALE_STAGING);
+    // Only an old folder's lock is tried: trying a new one's would take it
+    // for a moment from the server making it. No lock file: its server died
+    // before making one.
+    if !old {
+        return;
+    }
+    let unheld = File::options()
+        .write(true)
+        .open(dir.join("lock"))
+        .map_or(true, |lock| lock.try_lock().is_ok());
+    if unheld {
+        if let Err(e) = fs::remove_dir_all(dir) {
+            tracing::warn!(error = %e, "removing a stale journal staging folder failed");
+        }
+    }
 }
 
 async fn replay_dir(db: &Db, gate: &WriteGate, dir: &Path) -> anyhow::Result<usize> {

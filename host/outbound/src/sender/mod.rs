@@ -33,6 +33,8 @@ pub mod store;
 pub mod worker;
 
 #[cfg(test)]
+mod journal_tests;
+#[cfg(test)]
 mod tests;
 
 use std::sync::Arc;

@@ -339,6 +339,7 @@ pub async fn activate(state: &AppState, caller: &Caller, id: i64) -> ApiResult<S
             "Sequence has no actionable steps: add a step that is not a delay",
         ));
     }
+    crate::steps::service::check_first_subject_of(state, id).await?;
     let now = state.clock.now_ms();
     row.status = "active".into();
     // Resuming clears the engine's reason for an auto-pause.

@@ -152,8 +152,9 @@ fn check(s: &StepRow) -> ApiResult<()> {
         false,
     )?;
     let email = s.step_type == "email";
-    // An empty subject is allowed: a follow-up without one is sent as a
-    // reply in the thread (`Re: <first subject>`).
+    // An empty subject is allowed on a follow-up, sent as a reply in the
+    // thread (`Re: <first subject>`); the first email step needs one
+    // (`check_first_subject`, which sees the step's place).
     if email && !filled(&s.body_html) {
         return Err(ApiError::bad_request("email steps need a body_html"));
     }
@@ -198,6 +199,33 @@ fn check_conditions(order: &[i64], steps: &HashMap<i64, &StepRow>) -> ApiResult<
         }
     }
     Ok(())
+}
+
+/// The detail of a first email step without a subject.
+pub const FIRST_SUBJECT_NEEDED: &str = "The first email step of a sequence needs a subject \
+     (later email steps may leave it empty to reply in the thread)";
+
+/// The first email step in `order` has a subject: follow-ups without one
+/// are sent as `Re: <first subject>`, but the first message has nothing to
+/// reply to and would go out as `(no subject)`.
+fn check_first_subject(order: &[i64], steps: &HashMap<i64, &StepRow>) -> ApiResult<()> {
+    let first = order
+        .iter()
+        .map(|id| steps[id])
+        .find(|s| s.step_type == "email");
+    match first {
+        Some(s) if !filled(&s.subject) => Err(ApiError::bad_request(FIRST_SUBJECT_NEEDED)),
+        _ => Ok(()),
+    }
+}
+
+/// Activation's check of the same rule over the stored steps.
+pub async fn check_first_subject_of(state: &AppState, sequence_id: i64) -> ApiResult<()> {
+    let mut conn = state.db.pool.acquire().await?;
+    let steps = store::list(&mut conn, sequence_id).await?;
+    let order: Vec<i64> = steps.iter().map(|s| s.id).collect();
+    let by_id: HashMap<i64, &StepRow> = steps.iter().map(|s| (s.id, s)).collect();
+    check_first_subject(&order, &by_id)
 }
 
 /// Opens the transaction of a step change: touches the sequence (404 when
@@ -269,6 +297,7 @@ pub async fn create(
     let mut by_id: HashMap<i64, &StepRow> = steps.iter().map(|s| (s.id, s)).collect();
     by_id.insert(0, &step);
     check_conditions(&order, &by_id)?;
+    check_first_subject(&order, &by_id)?;
     // Make room: the steps from `position` on move down one (the new step,
     // id 0 in `order`, is written below).
     repack(&mut tx, &order, &steps).await?;
@@ -307,6 +336,7 @@ pub async fn update(
     let mut by_id: HashMap<i64, &StepRow> = steps.iter().map(|s| (s.id, s)).collect();
     by_id.insert(step_id, &step);
     check_conditions(&order, &by_id)?;
+    check_first_subject(&order, &by_id)?;
     repack(&mut tx, &order, &steps).await?;
     step.position = target as i64;
     let now = state.clock.now_ms();
@@ -317,7 +347,9 @@ pub async fn update(
 }
 
 /// Deletes a step: later steps move up, conditions that checked it are
-/// dropped, and contacts waiting on a later step keep waiting on it.
+/// dropped, and contacts waiting on a later step keep waiting on it. A
+/// deletion that would leave the first email step without a subject is
+/// refused.
 pub async fn delete(
     state: &AppState,
     caller: &Caller,
@@ -329,12 +361,15 @@ pub async fn delete(
         .iter()
         .find(|s| s.id == step_id)
         .ok_or_else(|| ApiError::not_found("Step"))?;
-    store::delete(&mut tx, step_id, state.clock.now_ms()).await?;
     let order: Vec<i64> = steps
         .iter()
         .map(|s| s.id)
         .filter(|id| *id != step_id)
         .collect();
+    // Deleting the first email step moves the next one into its place.
+    let by_id: HashMap<i64, &StepRow> = steps.iter().map(|s| (s.id, s)).collect();
+    check_first_subject(&order, &by_id)?;
+    store::delete(&mut tx, step_id, state.clock.now_ms()).await?;
     repack(&mut tx, &order, &steps).await?;
     store::shift_enrollments(&mut tx, sequence_id, step.position, -1).await?;
     tx.commit().await?;

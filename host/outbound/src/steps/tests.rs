@@ -254,3 +254,101 @@ async fn positions_stay_contiguous_through_inserts_moves_and_deletes() {
         (200, json!(null))
     );
 }
+
+#[tokio::test]
+async fn the_first_email_step_needs_a_subject() {
+    let app = TestApp::with_areas(&[crate::AREA], |_| {}).await;
+    let acct = app.account(Plan::Pro).await;
+    let key = &acct.api_key;
+    let id = sequence(&app, key, json!({"name": "Subjects"})).await;
+    let path = format!("/v1/sequences/{id}/steps");
+    let need = crate::steps::service::FIRST_SUBJECT_NEEDED;
+
+    // Created first without a subject: refused, nothing written.
+    let r = app.post(&path, key, json!({"body_html": "b"})).await;
+    assert_eq!((r.status.as_u16(), r.detail()), (400, need));
+    let r = app
+        .post(&path, key, json!({"subject": "  ", "body_html": "b"}))
+        .await;
+    assert_eq!((r.status.as_u16(), r.detail()), (400, need));
+    assert_eq!(app.get(&path, key).await.body, json!([]));
+
+    // A task before the first email does not make the email a follow-up.
+    let task = step(&app, key, id, json!({"step_type": "linkedin_connect"})).await;
+    let r = app.post(&path, key, json!({"body_html": "b"})).await;
+    assert_eq!((r.status.as_u16(), r.detail()), (400, need));
+
+    // A follow-up may leave it empty to reply in the thread.
+    let first = step(&app, key, id, json!({"subject": "Hello", "body_html": "a"})).await;
+    let follow = step(&app, key, id, json!({"body_html": "b", "delay_days": 2})).await;
+
+    // Clearing the first one's subject, moving the follow-up into first
+    // place, or inserting a subject-less email before it: refused.
+    let r = app
+        .call(
+            "PUT",
+            &format!("{path}/{first}"),
+            Some(key),
+            Some(json!({"subject": null})),
+        )
+        .await;
+    assert_eq!((r.status.as_u16(), r.detail()), (400, need));
+    let r = app
+        .call(
+            "PUT",
+            &format!("{path}/{follow}"),
+            Some(key),
+            Some(json!({"position": 1})),
+        )
+        .await;
+    assert_eq!((r.status.as_u16(), r.detail()), (400, need));
+    let r = app
+        .post(&path, key, json!({"body_html": "c", "position": 1}))
+        .await;
+    assert_eq!((r.status.as_u16(), r.detail()), (400, need));
+    // Deleting the first email would promote the follow-up: refused too.
+    let r = app
+        .call("DELETE", &format!("{path}/{first}"), Some(key), None)
+        .await;
+    assert_eq!((r.status.as_u16(), r.detail()), (400, need));
+    let steps = app.get(&path, key).await.body;
+    assert_eq!(ids(&steps), [task, first, follow], "nothing moved");
+    assert_eq!(steps[1]["subject"], "Hello");
+
+    // With a subject the follow-up may move up, and the sequence activates.
+    let r = app
+        .call(
+            "PUT",
+            &format!("{path}/{follow}"),
+            Some(key),
+            Some(json!({"position": 1, "subject": "Now first"})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let r = app
+        .post(&format!("/v1/sequences/{id}/activate"), key, json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+}
+
+#[tokio::test]
+async fn activation_refuses_a_first_email_step_without_a_subject() {
+    let app = TestApp::with_areas(&[crate::AREA], |_| {}).await;
+    let acct = app.account(Plan::Pro).await;
+    let key = &acct.api_key;
+    let id = sequence(&app, key, json!({"name": "Stored before the rule"})).await;
+    let s = step(&app, key, id, json!({"subject": "Hi", "body_html": "a"})).await;
+    // A step stored before the rule existed, as an older version wrote it.
+    sqlx::query("UPDATE sequence_steps SET subject = NULL WHERE id = $1")
+        .bind(s)
+        .execute(&app.state.db.pool)
+        .await
+        .unwrap();
+    let r = app
+        .post(&format!("/v1/sequences/{id}/activate"), key, json!({}))
+        .await;
+    assert_eq!(r.status, 400, "{:?}", r.body);
+    assert_eq!(r.detail(), crate::steps::service::FIRST_SUBJECT_NEEDED);
+    let r = app.get(&format!("/v1/sequences/{id}"), key).await;
+    assert_eq!(r.body["status"], "draft");
+}

@@ -21,7 +21,7 @@ use outreach_core::state::AppState;
 
 pub const VERIFICATION_TTL_MS: i64 = 7 * 86_400_000;
 pub const ENRICHMENT_TTL_MS: i64 = 30 * 86_400_000;
-pub const NO_AI_KEY: &str = "No BYOK provider connected";
+pub const NO_AI_KEY: &str = outreach_core::error::details::NO_BYOK_PROVIDER;
 
 /// Who a vendor call is for: the account (tenancy, ledger) and the user
 /// (caches are per user and never shared).

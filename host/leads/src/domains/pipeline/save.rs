@@ -6,8 +6,8 @@
 use serde_json::{Value, json};
 use sqlx::{AnyConnection, Row};
 
-use crate::domains::record::{ENRICHED, FAILED, Technology};
-use crate::domains::store::{TAG_SIGNAL, TAG_TECHNOLOGY};
+use crate::domains::record::{ENRICHED, FAILED, IMPORTED, Technology};
+use crate::domains::store::{self, TAG_SIGNAL, TAG_TECHNOLOGY};
 use outreach_core::events::{self, EventType};
 use outreach_core::store::Db;
 
@@ -169,11 +169,14 @@ pub async fn save(
     let was_enriched = row.try_get::<String, _>("status")? == ENRICHED;
     let mut changes = 0;
     if f.failed {
+        // A record with facts (enriched before, or imported) keeps its
+        // status and fields; the reasons go to `enrichment_errors`.
         sqlx::query(
-            "UPDATE domains SET status = CASE WHEN status = $1 THEN status ELSE $2 END, \
-             enrichment_errors = $3, refresh_at = $4, updated_at = $5 WHERE id = $6",
+            "UPDATE domains SET status = CASE WHEN status IN ($1, $2) THEN status ELSE $3 END, \
+             enrichment_errors = $4, refresh_at = $5, updated_at = $6 WHERE id = $7",
         )
         .bind(ENRICHED)
+        .bind(IMPORTED)
         .bind(FAILED)
         .bind(text(&f.errors))
         .bind(refresh_at)
@@ -280,11 +283,7 @@ pub async fn save(
 /// Rewrites the search tags of a record: its technologies (lower case) and
 /// the union of its signals.
 async fn write_tags(conn: &mut AnyConnection, domain_id: i64, f: &Findings) -> sqlx::Result<()> {
-    sqlx::query("DELETE FROM domain_tags WHERE domain_id = $1")
-        .bind(domain_id)
-        .execute(&mut *conn)
-        .await?;
-    let mut tags: Vec<(&str, String)> = f
+    let tags: Vec<(&str, String)> = f
         .technologies
         .iter()
         .map(|t| (TAG_TECHNOLOGY, t.name.to_lowercase()))
@@ -295,15 +294,5 @@ async fn write_tags(conn: &mut AnyConnection, domain_id: i64, f: &Findings) -> s
                 .map(|s| (TAG_SIGNAL, s.clone())),
         )
         .collect();
-    tags.sort();
-    tags.dedup();
-    for (kind, value) in tags {
-        sqlx::query("INSERT INTO domain_tags (domain_id, kind, value) VALUES ($1, $2, $3)")
-            .bind(domain_id)
-            .bind(kind)
-            .bind(value)
-            .execute(&mut *conn)
-            .await?;
-    }
-    Ok(())
+    store::replace_tags(conn, domain_id, &[TAG_TECHNOLOGY, TAG_SIGNAL], tags).await
 }

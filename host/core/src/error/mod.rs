@@ -6,10 +6,9 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-/// Detail text of every 401 on API-key routes (spec/1 "Errors").
-pub const INVALID_API_KEY: &str = "Invalid API key";
-/// Detail text of every 403 (spec/1 "Errors").
-pub const NO_ACCESS: &str = "API key does not have access to this resource";
+pub mod details;
+
+pub use details::{INVALID_API_KEY, NO_ACCESS};
 
 /// The error body of every failed request.
 #[derive(Debug, Serialize, serde::Deserialize, ToSchema)]
