@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs and starts what the tests need,
 # then runs every crate's tests on SQLite and the database-backed suites again
-# on PostgreSQL, then schemathesis against the served OpenAPI document.
+# on PostgreSQL, then schemathesis against the served OpenAPI document, then
+# a validator and a generated client over that document.
 #
 #   tests/run.sh            everything
-#   tests/run.sh --quick    SQLite only, no schemathesis
+#   tests/run.sh --quick    SQLite only, no schemathesis, no OpenAPI tools
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/outreach-target}"
@@ -56,5 +57,8 @@ if ! $quick; then
         step "schemathesis against /openapi.json"
         tests/schemathesis/run.sh
     fi
+
+    step "openapi-spec-validator and a generated Python client against /openapi.json"
+    tests/openapi/run.sh
 fi
 step "All tests passed"

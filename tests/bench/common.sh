@@ -22,23 +22,15 @@ bench_binary() {
     fi
 }
 
-# Starts `$BIN serve` in the background; sets SERVER_PID, BASE and METRICS.
+# shellcheck source=../support/server.sh
+. "$ROOT/tests/support/server.sh"
+
+# Starts `$BIN serve` in the background; sets SERVER_PID, BASE and METRICS
+# (the server's log goes to $WORK/stderr).
 bench_start_server() {
-    "$BIN" serve >"$WORK/stdout" 2>"$WORK/stderr" &
-    SERVER_PID=$!
-    BASE=""
-    for _ in $(seq 1 300); do
-        BASE="$(sed -n 's/^listening on \(http:\/\/.*\)$/\1/p' "$WORK/stdout")"
-        METRICS="$(sed -n 's/^metrics on \(http:\/\/.*\)\/metrics$/\1/p' "$WORK/stdout")"
-        [ -n "$BASE" ] && break
-        kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/stderr" >&2; exit 1; }
-        sleep 0.1
-    done
-    [ -n "$BASE" ] || { echo "server did not start" >&2; cat "$WORK/stderr" >&2; exit 1; }
-    for _ in $(seq 1 100); do
-        curl -fsS "$BASE/healthz" >/dev/null 2>&1 && break
-        sleep 0.1
-    done
+    SERVER_LOG="$WORK/stderr" server_start
+    # Printed before the "listening on" line server_start waits for.
+    METRICS="$(sed -n 's/^metrics on \(http:\/\/.*\)\/metrics$/\1/p' "$WORK/stdout")"
 }
 
 # bench_keys EMAIL PASSWORD COUNT FILE: signs in on the dashboard API and

@@ -28,67 +28,24 @@ if ! "$VENV/bin/schemathesis" --version 2>/dev/null | grep -q "$ST_VERSION"; the
     "$VENV/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$ST_VERSION"
 fi
 
-if [ -n "${OUTREACH_BIN:-}" ]; then
-    BIN="$OUTREACH_BIN"
-else
-    (cd "$ROOT" && cargo build -p outreach --bin outreach)
-    BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/outreach"
-fi
-
-WORK="$(mktemp -d)"
+# shellcheck source=../support/server.sh
+. "$ROOT/tests/support/server.sh"
+server_binary
+server_workdir
 REPORT_DIR="${ST_REPORT_DIR:-$WORK/report}"
-SERVER_PID=""
-KEEP=0
-cleanup() {
-    if [ -n "$SERVER_PID" ]; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
-    if [ "$KEEP" = 1 ]; then
-        echo "server log and reports kept in $WORK" >&2
-    else
-        rm -rf "$WORK"
-    fi
-}
-trap cleanup EXIT
-
-export OUTREACH_DATA_DIR="$WORK/data"
-export OUTREACH_LISTEN="127.0.0.1:0"
-export OUTREACH_METRICS_LISTEN="127.0.0.1:0"
-unset OUTREACH_DATABASE_URL || true
 
 PASSWORD="schemathesis password"
 # API keys: one Enterprise account with several keys (see hooks.py).
-ACCOUNT_ID="$("$BIN" accounts create --email api@example.com --plan enterprise --json \
-    | python3 -c 'import json,sys; print(json.load(sys.stdin)["account_id"])')"
+ACCOUNT_ID="$(server_account --email api@example.com --plan enterprise)"
 KEYS=""
 for i in $(seq 1 "$API_KEYS"); do
-    KEY="$("$BIN" keys create --account-id "$ACCOUNT_ID" --name "st-$i" --json \
-        | python3 -c 'import json,sys; print(json.load(sys.stdin)["api_key"])')"
-    KEYS="${KEYS:+$KEYS,}$KEY"
+    KEYS="${KEYS:+$KEYS,}$(server_key "$ACCOUNT_ID" "st-$i")"
 done
 # The dashboard account whose JWT the /auth/* routes get.
-"$BIN" accounts create --email dashboard@example.com --plan enterprise \
-    --password "$PASSWORD" --json >/dev/null
+server_account --email dashboard@example.com --plan enterprise --password "$PASSWORD" >/dev/null
 
-"$BIN" serve >"$WORK/stdout" 2>"$WORK/server.log" &
-SERVER_PID=$!
-BASE=""
-for _ in $(seq 1 300); do
-    BASE="$(sed -n 's/^listening on \(http:\/\/.*\)$/\1/p' "$WORK/stdout")"
-    [ -n "$BASE" ] && break
-    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server.log" >&2; exit 1; }
-    sleep 0.1
-done
-[ -n "$BASE" ] || { echo "server did not start" >&2; exit 1; }
-for _ in $(seq 1 100); do
-    curl -fsS "$BASE/healthz" >/dev/null 2>&1 && break
-    sleep 0.1
-done
-
-JWT="$(curl -fsS -H 'content-type: application/json' \
-    -d "{\"email\":\"dashboard@example.com\",\"password\":\"$PASSWORD\"}" \
-    "$BASE/auth/login" | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')"
+server_start
+JWT="$(server_login dashboard@example.com "$PASSWORD")"
 
 SEED_ARGS=()
 [ "$SEED" = random ] || SEED_ARGS=(--seed "$SEED")

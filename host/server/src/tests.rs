@@ -1,6 +1,7 @@
 //! Tests of the assembled server: every area's routes are served and
 //! documented.
 
+use outreach_core::http::openapi::METHODS;
 use outreach_core::testing::TestApp;
 
 use crate::AREAS;
@@ -128,4 +129,100 @@ fn schema_names_do_not_collide_across_areas() {
             }
         }
     }
+}
+
+/// Client generators name a method after each operationId, and the
+/// specification requires them to be unique (`http::openapi::
+/// operation_id_problems` explains why the assembly refuses duplicates
+/// instead of renaming them). Checked here on the assembled document
+/// directly, so the check holds even if the assembly's own assertion goes.
+#[test]
+fn every_operation_has_its_own_id() {
+    use std::collections::BTreeMap;
+    let doc = outreach_core::http::app::openapi(&AREAS);
+    let mut owners: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            if !METHODS.contains(&method.as_str()) {
+                continue;
+            }
+            let id = op["operationId"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{method} {path} has no operationId"));
+            owners
+                .entry(id.to_owned())
+                .or_default()
+                .push(format!("{method} {path}"));
+        }
+    }
+    let shared: Vec<_> = owners.iter().filter(|(_, ops)| ops.len() > 1).collect();
+    assert!(
+        shared.is_empty(),
+        "operationIds naming several operations: {shared:?}"
+    );
+    assert!(owners.len() >= 20, "only {} operations", owners.len());
+}
+
+/// Bodies that are not JSON are typed for what they are: text as a string,
+/// anything else (the open pixel's GIF, uploaded files) as binary, which
+/// generated clients turn into bytes. utoipa documents a bare `Vec<u8>` as
+/// an array of integers, which clients would try to parse as JSON.
+#[test]
+fn non_json_bodies_are_strings_or_binary() {
+    fn is_binary(schema: &serde_json::Value) -> bool {
+        schema["type"] == "string"
+            && (schema["format"] == "binary" || schema.get("contentMediaType").is_some())
+    }
+    fn byte_array(schema: &serde_json::Value) -> bool {
+        schema["type"] == "array" && schema["items"]["type"] == "integer"
+    }
+    let doc = outreach_core::http::app::openapi(&AREAS);
+    let mut binary = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            if !METHODS.contains(&method.as_str()) {
+                continue;
+            }
+            let mut bodies = vec![("request".to_owned(), &op["requestBody"])];
+            for (status, response) in op["responses"].as_object().unwrap() {
+                bodies.push((status.clone(), response));
+            }
+            for (which, body) in bodies {
+                let Some(content) = body["content"].as_object() else {
+                    continue;
+                };
+                for (media, entry) in content {
+                    let schema = &entry["schema"];
+                    let at = format!("{method} {path} {which} {media}");
+                    if media == "application/json" {
+                        continue;
+                    } else if media.starts_with("text/") {
+                        assert_eq!(schema["type"], "string", "{at}");
+                    } else if media == "multipart/form-data"
+                        || media == "application/x-www-form-urlencoded"
+                    {
+                        // Form fields refer to a component or are inline.
+                        let fields = match schema["$ref"].as_str() {
+                            Some(r) => {
+                                let name = r.rsplit('/').next().unwrap();
+                                &doc["components"]["schemas"][name]["properties"]
+                            }
+                            None => &schema["properties"],
+                        };
+                        for (name, field) in fields.as_object().into_iter().flatten() {
+                            assert!(!byte_array(field), "{at} field {name}: bytes as integers");
+                            binary += usize::from(is_binary(field));
+                        }
+                    } else {
+                        assert!(is_binary(schema), "{at}: not binary: {schema}");
+                        binary += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        binary >= 3,
+        "the pixel and two uploads are binary; found {binary}"
+    );
 }

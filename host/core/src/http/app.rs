@@ -19,7 +19,7 @@ use utoipa_axum::routes;
 
 use super::auth::require_api_key;
 use super::errors::{json_errors, not_found};
-use super::openapi::{BaseDoc, complete_responses};
+use super::openapi::{BaseDoc, complete_responses, operation_id_problems};
 use crate::area::Area;
 use crate::error::ErrorBody;
 use crate::state::AppState;
@@ -43,6 +43,9 @@ fn public_routes(areas: &[Area]) -> OpenApiRouter<AppState> {
 }
 
 /// The OpenAPI document of every route, as served at `/openapi.json`.
+///
+/// Panics when two operations share an `operationId` (see
+/// [`operation_id_problems`] for why this refuses rather than renames).
 pub fn openapi(areas: &[Area]) -> serde_json::Value {
     let (_, v1) = v1_routes(areas).split_for_parts();
     let (_, public) = public_routes(areas).split_for_parts();
@@ -54,6 +57,13 @@ fn document(v1: utoipa::openapi::OpenApi, public: utoipa::openapi::OpenApi) -> s
     doc.merge(v1);
     doc.merge(public);
     let mut json = serde_json::to_value(&doc).expect("OpenAPI serialises");
+    let problems = operation_id_problems(&json);
+    assert!(
+        problems.is_empty(),
+        "every OpenAPI operationId must be unique; give one of the handlers an explicit \
+         `operation_id = \"...\"` in its #[utoipa::path]: {}",
+        problems.join("; ")
+    );
     complete_responses(&mut json);
     json
 }

@@ -41,6 +41,62 @@ impl Modify for SecuritySchemes {
     }
 }
 
+/// The keys of an OpenAPI path item that hold operations.
+pub const METHODS: [&str; 8] = [
+    "get", "put", "post", "delete", "options", "head", "patch", "trace",
+];
+
+/// Operation ids that name more than one operation, or operations without
+/// one: one line per problem, naming the operations (`METHOD /path`).
+///
+/// # Why the assembly refuses duplicates rather than renaming them
+///
+/// Client generators name a method after each `operationId`, and the
+/// OpenAPI specification requires them to be unique, so
+/// `openapi-spec-validator` refuses a document with two equal ids. utoipa
+/// defaults an id to the handler's function name, which is unique within a
+/// module but not across areas: `POST /v1/contact-enrichers/enrich-bulk`
+/// and `POST /v1/enrichment/bulk` were both `enrich_bulk`.
+///
+/// Renaming collisions while assembling (a suffix, or ids derived from
+/// method and path) would make an operation's id depend on which other
+/// areas happen to be assembled, and would rename methods in users'
+/// generated clients without anyone choosing to. Instead every id is unique
+/// as written: [`super::app`] panics while building the document (at
+/// start-up, and in every test that builds a router) when this list is not
+/// empty, and the fix is an explicit `operation_id = "..."` in the
+/// `#[utoipa::path]` of one of the handlers. The server's tests also check
+/// the assembled document of every area directly.
+pub fn operation_id_problems(doc: &serde_json::Value) -> Vec<String> {
+    use std::collections::BTreeMap;
+    let mut owners: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut problems = Vec::new();
+    let Some(paths) = doc.get("paths").and_then(|p| p.as_object()) else {
+        return problems;
+    };
+    for (path, item) in paths {
+        for method in METHODS {
+            let Some(op) = item.get(method) else {
+                continue;
+            };
+            let operation = format!("{} {path}", method.to_uppercase());
+            match op.get("operationId").and_then(|id| id.as_str()) {
+                Some(id) => owners.entry(id).or_default().push(operation),
+                None => problems.push(format!("{operation} has no operationId")),
+            }
+        }
+    }
+    for (id, operations) in owners {
+        if operations.len() > 1 {
+            problems.push(format!(
+                "operationId {id:?} names {}",
+                operations.join(" and ")
+            ));
+        }
+    }
+    problems
+}
+
 /// Adds the answers the shared layers can give to every operation they
 /// cover, so the document matches the server without each handler listing
 /// them: API-key routes can answer 401, 403 and 429; any route with a body

@@ -370,3 +370,38 @@ async fn reseller_client_keys_use_the_client_quota_and_stop_when_disabled() {
     let list = app.get("/v1/reseller/clients", &reseller.api_key).await;
     assert_eq!(list.body["clients"].as_array().unwrap().len(), 1);
 }
+
+/// Two handlers of one name in different modules: utoipa gives both the
+/// operationId `twin`.
+mod twins {
+    pub mod a {
+        #[utoipa::path(get, path = "/twin/a", responses((status = 200, description = "A")))]
+        pub async fn twin() {}
+    }
+    pub mod b {
+        #[utoipa::path(post, path = "/twin/b", responses((status = 200, description = "B")))]
+        pub async fn twin() {}
+    }
+}
+
+#[test]
+#[should_panic(expected = "operationId \"twin\" names GET /twin/a and POST /twin/b")]
+fn the_document_refuses_two_operations_with_one_id() {
+    use utoipa_axum::router::OpenApiRouter;
+    use utoipa_axum::routes;
+    let area = crate::area::Area {
+        v1: || OpenApiRouter::new().routes(routes!(twins::a::twin)),
+        public: || OpenApiRouter::new().routes(routes!(twins::b::twin)),
+        ..crate::area::Area::empty("twins")
+    };
+    crate::http::app::openapi(&[area]);
+}
+
+#[test]
+fn operations_without_an_id_are_reported() {
+    let doc = json!({"paths": {"/x": {"get": {"responses": {}}, "post": {"operationId": "x"}}}});
+    assert_eq!(
+        crate::http::openapi::operation_id_problems(&doc),
+        vec!["GET /x has no operationId".to_owned()]
+    );
+}

@@ -27,12 +27,23 @@ fn verify(state: &AppState, token: &str) -> ApiResult<Token> {
         .ok_or_else(|| ApiError::not_found("Tracking link"))
 }
 
+// The open pixel's body in the document: bytes, not JSON. `format: binary`
+// is what client generators read as "return the raw bytes" (a bare
+// `Vec<u8>` would be documented as an array of integers);
+// `contentMediaType` says the same in OpenAPI 3.1's terms. (Doc comments
+// here would become the schema's description.)
+#[derive(utoipa::ToSchema)]
+#[schema(value_type = String, format = Binary, content_media_type = "image/gif",
+    description = "GIF image bytes")]
+#[allow(dead_code)]
+struct Gif(Vec<u8>);
+
 /// The open pixel: a 1x1 transparent GIF, never cached, so every load
 /// reaches us (only the first per message is recorded).
 #[utoipa::path(get, path = "/t/o/{token}", tag = "tracking", operation_id = "track_open",
     params(("token" = String, Path, description = "Signed open token")),
     responses(
-        (status = 200, description = "A 1x1 transparent GIF", content_type = "image/gif", body = Vec<u8>),
+        (status = 200, description = "A 1x1 transparent GIF", content_type = "image/gif", body = inline(Gif)),
         (status = 404, description = "Bad or tampered token", body = ErrorBody),
     ))]
 async fn open(State(state): State<AppState>, Path(token): Path<String>) -> ApiResult<Response> {

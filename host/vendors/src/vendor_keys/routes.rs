@@ -348,9 +348,11 @@ pub struct EnrichBulkRequest {
     pub force_refresh: bool,
 }
 
+// An explicit id: the default (the function's name) is taken by
+// `POST /v1/enrichment/bulk`, and operationIds are unique (http::openapi).
 /// Enriches up to 200 domains, 5 concurrent calls at a time.
 #[utoipa::path(post, path = "/v1/contact-enrichers/enrich-bulk", tag = "contact-enrichers",
-    security(("api_key" = [])), request_body = EnrichBulkRequest,
+    operation_id = "contact_enrichers_enrich_bulk", security(("api_key" = [])), request_body = EnrichBulkRequest,
     responses(
         (status = 200, description = "One result or error per domain, in order", body = BulkResults),
         (status = 400, description = "Empty or oversize list, or no keys configured", body = ErrorBody),
