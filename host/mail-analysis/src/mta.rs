@@ -5,7 +5,7 @@
 
 use crate::mime::View;
 use crate::util::{self, regex};
-use crate::{Inspection, Parsed, reason};
+use crate::{Inspection, Parsed, evidence, reason};
 
 /// What a message looks like, reduced to the signals the decision uses.
 #[derive(Debug, Default)]
@@ -20,22 +20,53 @@ pub(crate) struct Signals {
     pub(crate) strong: usize,
     /// Generic failure wording found in the notice text.
     pub(crate) weak: usize,
-    /// Null return path, `Auto-Submitted`, or an attached original message.
+    /// Null return path, `Auto-Submitted`, an attached original message, or an
+    /// MTA-only header (`X-Failed-Recipients`, `X-Mailer-Daemon`).
     pub(crate) machine: bool,
+    /// Sent from a bounce-handling, list-manager or filtering role address.
+    pub(crate) role: bool,
+    /// List or bulk mail (`List-*` headers, `Precedence: bulk/list`).
+    pub(crate) list: bool,
+    /// An SMTP reply near an address that is not the message's own.
+    pub(crate) smtp_reply: bool,
+    /// Filter and list-manager wording (blocked, rejected, not allowed to post...).
+    pub(crate) policy: usize,
+    /// The subject says the message was blocked or rejected.
+    pub(crate) policy_subject: bool,
+    /// `X-Failed-Recipients` / `X-Mailer-Daemon` present.
+    pub(crate) mta_header: bool,
 }
 
 impl Signals {
     /// The bounce decision. A daemon sender needs some failure wording; a bounce-like
     /// subject needs failure wording from a non-human; MTA boilerplate needs a
     /// machine marker. A human "Re:"/"Fwd:" is never a bounce unless a daemon sent it.
+    ///
+    /// Beyond vendor wording, structure decides: a role sender (bounces@,
+    /// …-owner@, quarantine@, a filtering product) with failure, policy or SMTP
+    /// evidence; a machine-made message (null return path, `Auto-Submitted`, an
+    /// attached original, `X-Failed-Recipients`) whose text puts an SMTP reply next
+    /// to a foreign address and says what failed. List and bulk mail (newsletters,
+    /// list posts about bounces) is never a bounce unless a daemon sent it.
     pub(crate) fn is_bounce(&self) -> bool {
         if self.reply_prefix && !self.daemon {
             return false;
         }
-        (self.daemon && (self.subject || self.strong > 0 || self.weak > 0 || self.machine))
-            || (self.subject && (self.strong > 0 || self.weak > 0))
+        if self.list && !self.daemon {
+            return false;
+        }
+        let wording = self.strong > 0 || self.weak > 0;
+        let policy = self.policy > 0 || self.policy_subject;
+        (self.daemon && (self.subject || wording || self.machine))
+            || (self.subject && wording)
             || (self.strong > 0 && self.machine)
             || self.strong >= 2
+            || (self.role
+                && (self.subject
+                    || wording
+                    || (policy && (self.machine || self.smtp_reply || self.policy > 0))))
+            || (self.machine && self.smtp_reply && (self.subject || wording || policy))
+            || (self.mta_header && (self.smtp_reply || self.subject || wording))
     }
 }
 
@@ -61,17 +92,37 @@ pub(crate) fn signals(
             || v.to_ascii_lowercase()
                 .contains("report-type=\"delivery-status")
     });
+    let mta_header = evidence::mta_header(headers);
+    let raw_notice = util::truncate(self::notice(text), 64 * 1024);
     Signals {
-        daemon: is_daemon(&from),
+        daemon: is_daemon(&from) || util::header(headers, "X-Mailer-Daemon").is_some(),
         subject: bounce_subject().is_match(&subj),
         reply_prefix: regex!(r"^\s*(re|fwd?|aw|wg|sv|vs|tr|rv|antw|odp|r|i)\s*:").is_match(&subj),
         strong: STRONG.iter().filter(|p| notice.contains(*p)).count(),
         weak: weak_phrases().find_iter(&notice).count(),
-        machine: return_path_null || auto || report,
+        machine: return_path_null || auto || report || mta_header,
+        role: evidence::bounce_role_sender(&from),
+        list: evidence::list_or_bulk(headers),
+        smtp_reply: evidence::smtp_reply_near_foreign_address(raw_notice, headers),
+        policy: evidence::policy_wording(raw_notice),
+        policy_subject: evidence::policy_subject(&subj),
+        mta_header,
     }
 }
 
-fn is_daemon(from: &str) -> bool {
+/// A human reply or forward ("Re:", "Fwd:"...) or list/bulk mail not sent by a
+/// daemon: report-shaped text in it is quoted, not reported.
+pub(crate) fn human_or_list(parsed: &Parsed) -> bool {
+    let from = util::header(&parsed.headers, "From")
+        .unwrap_or("")
+        .to_lowercase();
+    let daemon = is_daemon(&from);
+    let reply_prefix = regex!(r"^\s*(re|fwd?|aw|wg|sv|vs|tr|rv|antw|odp|r|i)\s*:")
+        .is_match(&parsed.subject.to_lowercase());
+    !daemon && (reply_prefix || evidence::list_or_bulk(&parsed.headers))
+}
+
+pub(crate) fn is_daemon(from: &str) -> bool {
     regex!(
         r"(^|[^a-z])(mailer-daemon|mailer_daemon|mailerdaemon|mail-daemon|maildaemon|postmaster|poostmaster|post_master|mail\.delivery\.system|mail delivery (system|subsystem|service)|mail deliver system|mailer daemon|delivery status notification|ndr administrator|internet mail delivery|e-mail interconnect|content-filter at|interscan mss|mail administrator)([^a-z]|$)"
     )
@@ -142,7 +193,7 @@ fn weak_phrases() -> &'static regex::Regex {
 /// wording of the original (the cold email itself) are not mistaken for the failure.
 pub(crate) fn notice(text: &str) -> &str {
     let cut = regex!(
-        r"(?im)^[ \t]*[-*=_|]*[ \t]*(below this line is a copy of the message|this is a copy of (the|your) message|(original|returned|undelivered) (message|mail) (follows|headers?|as follows|is attached)|original message[ \t]*[-*=_|]*[ \t]*$|the header of the original message|(original )?message headers? follows?|headers of (the|your) original message|the following is a copy of|forwarded message|content-type: message/rfc822|your message follows|text of (the )?original message|begin (original )?message|unsent message below|message text follows|original mail as follows)"
+        r"(?im)^[ \t]*[-*=_|]*[ \t]*(below this line is a copy of the message|this is a copy of (the|your) message|(original|returned|undelivered) (message|mail) (follows|headers?|as follows|is attached)|original message[ \t]*[-*=_|]*[ \t]*$|the header of the original message|(original )?message headers? follows?|headers of (the|your) original message|the following is a copy of|forwarded message|content-type: message/rfc822|your message follows|text of (the )?original message|begin (original )?message|unsent message below|message text follows|original mail as follows|rejected message\b)"
     );
     match cut.find(text) {
         Some(m) if m.start() > 0 => &text[..m.start()],

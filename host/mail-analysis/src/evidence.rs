@@ -1,0 +1,112 @@
+//! Vendor-independent evidence that a message reports a delivery failure, for the
+//! notices that follow no standard: who sent it (a bounce-handling, list-manager
+//! or filtering role rather than a person), whether it is list or bulk mail, and
+//! whether its text carries an SMTP reply (`5.x.x`, `550 ...`) next to an address
+//! that is neither the sender's nor ours. Cloud sending services, list managers
+//! (Mailman, LISTSERV, Sympa, ezmlm, fml) and filtering appliances (Barracuda,
+//! Proofpoint, Symantec/MessageLabs, IronPort, Trend Micro, McAfee, Sophos,
+//! Mimecast) all write such notices in their own words; these signals do not
+//! depend on the words.
+
+use crate::util::{self, regex};
+
+/// A sender address whose role is handling bounces, mailing lists or filtering:
+/// `bounces@`, `bounce-…@`, `…-bounces@`, `…-owner@`, `owner-…@`, `listserv@`,
+/// `quarantine@`, `…filter@`..., or a filtering product named in the display
+/// name. People do not write from these; the strict daemon names (mailer-daemon,
+/// postmaster) are `mta::is_daemon`.
+pub(crate) fn bounce_role_sender(from: &str) -> bool {
+    let from = from.to_lowercase();
+    let local_role = crate::mta::addresses_in(&from).iter().any(|a| {
+        let local = a.split('@').next().unwrap_or("");
+        regex!(
+            r"^(bounces?|bounce[-+._=].*|.*[-+._]bounces?|.*-bounces[-+=].*|bouncehandler|bounce-?handler|ndr|dsn|returns?|return-?path|undeliver\w*|delivery-?(status|failure|report|notification)s?|fail(ed|ures?)|quarantine\w*|spam-?(filter|quarantine|control)|antispam|anti-spam|mailscanner|mail-?filter|post-?filter|content-?filter|mailguard|mail-?security|email-?security|mail-?gateway|mailsweeper|mailmarshal|mailer|listserv|majordomo|sympa|mailman|ezmlm|fml|.+-owner|owner-.+|.+-admin)$"
+        )
+        .is_match(local)
+    });
+    local_role
+        || regex!(
+            r"(^|[^a-z])(l-soft list server|listserv|mailman|sympa|majordomo|barracuda|proofpoint|symantec|messagelabs|ironport|trend ?micro|interscan|mcafee|sophos|mimecast|mailmarshal|spam firewall|email security|mail security|e-mail security|mailscanner)([^a-z]|$)"
+        )
+        .is_match(&from)
+}
+
+/// List or bulk mail (a list post, a newsletter): never a delivery report unless
+/// a strict daemon sent it or it carries a report structure.
+pub(crate) fn list_or_bulk(headers: &[(String, String)]) -> bool {
+    ["List-Id", "List-Unsubscribe", "List-Post"]
+        .iter()
+        .any(|h| util::header(headers, h).is_some())
+        || util::header(headers, "Precedence")
+            .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "bulk" | "list"))
+}
+
+/// Whether an MTA-only header is present: `X-Failed-Recipients` (Exim and others
+/// name the failed addresses there) or `X-Mailer-Daemon`.
+pub(crate) fn mta_header(headers: &[(String, String)]) -> bool {
+    util::header(headers, "X-Failed-Recipients").is_some_and(|v| v.contains('@'))
+        || util::header(headers, "X-Mailer-Daemon").is_some()
+}
+
+/// Whether the notice carries an SMTP reply (an enhanced status `4.x.x`/`5.x.x`,
+/// or a `4xx`/`5xx` reply code followed by text) within a few lines of an address
+/// that is not one of the message's own (From, To, Cc, Reply-To, Sender) and not
+/// a daemon's: the failed recipient and the remote server's answer.
+pub(crate) fn smtp_reply_near_foreign_address(notice: &str, headers: &[(String, String)]) -> bool {
+    let notice = util::truncate(notice, 64 * 1024);
+    let mut own: Vec<String> = Vec::new();
+    for name in ["From", "To", "Cc", "Reply-To", "Sender", "Return-Path"] {
+        for (n, v) in headers {
+            if n.eq_ignore_ascii_case(name) {
+                own.extend(crate::mta::addresses_in(v));
+            }
+        }
+    }
+    let codes: Vec<usize> = regex!(
+        r"(?i)\b[45]\.[0-7]\.[0-9]{1,3}\b|\b(?:4[2-5][0-9]|5[0-5][0-9])(?:[ -]+[a-z<#(\x22']|-?$)"
+    )
+    .find_iter(notice)
+    .map(|m| m.start())
+    .collect();
+    if codes.is_empty() {
+        return false;
+    }
+    let addresses: Vec<usize> = regex!(r"[A-Za-z0-9._%+\-=/']+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}")
+        .find_iter(notice)
+        .filter(|m| {
+            util::clean_address(m.as_str()).is_some_and(|a| {
+                !own.contains(&a) && !crate::mta::is_daemon(&a) && !bounce_role_sender(&a)
+            })
+        })
+        .map(|m| m.start())
+        .collect();
+    codes
+        .iter()
+        .any(|c| addresses.iter().any(|a| a.abs_diff(*c) <= 400))
+}
+
+/// Wording of filtering appliances and list managers: a message blocked,
+/// quarantined or rejected by a policy or filter, a sender not allowed to post.
+/// Only counted together with a role sender or machine markers.
+pub(crate) fn policy_wording(notice: &str) -> usize {
+    regex!(
+        r"(?x)\b(was|were|has\ been|have\ been|been|is|got)\ (blocked|quarantined|rejected|refused|denied|held|stopped|discarded|bounced)\b
+        | \bblocked\ by\b|\brejected\ (by|due|because|for)\b|\bquarantin|\b(content|spam|bulk\ e?-?mail|mail|e-?mail|message)\ (filter|firewall|policy)\b
+        | \bpolicy\ (violation|reasons?|restriction)\b|\bviolates?\ (the|our)\b
+        | \bnot\ (authori[sz]ed|allowed|permitted)\ to\ (send|post|mail)\b|\bnot\ a\ (member|subscriber)\b|\bnon-?member\b|\bmembers?\ only\b|\brejected\ posting\b
+        | \bblockiert\b|\babgelehnt\b|\bzurückgewiesen\b|\bnicht\ zugestellt\b
+        | \bbloqué|\brejeté|\brefusé|\bn'avez\ pas\ le\ droit\b|\bréservée?\ aux\ abonnés\b
+        | \bbloquead[oa]|\brechazad[oa]|\bbloccat[oa]|\brifiutat[oa]|\brespint[oa]|\bgeblokkeerd\b|\bgeweigerd\b|\bafgewezen\b|\brejeitad[oa]|\brecusad[oa]"
+    )
+    .find_iter(&util::fold(notice))
+    .count()
+}
+
+/// A subject saying the message was blocked or rejected (appliances, list
+/// managers), counted like [`policy_wording`].
+pub(crate) fn policy_subject(subject: &str) -> bool {
+    regex!(
+        r"(?i)\b(message|mail|e-?mail|posting|nachricht|message)\b.{0,30}\b(blocked|rejected|refused|quarantined|held|blockiert|abgelehnt|bloqué|rejeté|rechazado|bloccato|respinto|geblokkeerd|rejeitad[oa])|\brejected posting\b|\bquarantine (notice|notification|report)\b|\b(blocked|rejected)\b.{0,20}\b(message|mail|e-?mail)\b|\brejeté|\brejected\b"
+    )
+    .is_match(subject)
+}
