@@ -208,7 +208,10 @@ fn format_families_are_bounces() {
         if got.kind != Kind::Bounce {
             wrong.push(format!("{file}: {:?}", got.kind));
         } else if !got.recipients.contains(&want) {
-            wrong.push(format!("{file}: recipients {:?}, want {want}", got.recipients));
+            wrong.push(format!(
+                "{file}: recipients {:?}, want {want}",
+                got.recipients
+            ));
         }
     }
     println!(

@@ -87,7 +87,11 @@ impl Replies {
 
 fn reply_figures(want_held_out: bool) -> Replies {
     let mut r = Replies::default();
-    for set in ["replies.jsonl", "replies_dev2.jsonl", "replies_holdout.jsonl"] {
+    for set in [
+        "replies.jsonl",
+        "replies_dev2.jsonl",
+        "replies_holdout.jsonl",
+    ] {
         for row in common::rows_from(set) {
             if held_out(&row.text) != want_held_out {
                 continue;
