@@ -17,6 +17,7 @@ mod autoreply;
 mod dates;
 mod dsn;
 mod evidence;
+mod families;
 mod html;
 mod json_notice;
 mod lexicon;

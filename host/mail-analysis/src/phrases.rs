@@ -86,6 +86,9 @@ pub fn is_unsubscribe_request(text: &str) -> bool {
     ) {
         return true;
     }
+    if crate::families::unsubscribe().is_match(&t) {
+        return true;
+    }
     regex!(
         r"(?x)
         # English

@@ -10,7 +10,7 @@
 //! (objection), referral or confusion (other), interest; else `other`.
 
 use crate::util::{self, fold, regex};
-use crate::{autoreply, lexicon, mta, phrases};
+use crate::{autoreply, families, lexicon, mta, phrases};
 
 /// What the classifier sees of a reply: the same fields the `reply-classifier` WIT
 /// world passes, so the host and the plugin classify alike.
@@ -124,16 +124,23 @@ fn scored(t: &str) -> Verdict {
     let scores: [(&'static str, usize); 4] = [
         (
             "not_now",
-            2 * count(lexicon::not_now_strong(), t) + count(lexicon::not_now_weak(), t),
+            2 * count(lexicon::not_now_strong(), t)
+                + 2 * count(families::not_now(), t)
+                + count(lexicon::not_now_weak(), t),
         ),
         (
             "objection",
-            2 * count(lexicon::objection_strong(), t) + count(lexicon::objection_weak(), t),
+            2 * count(lexicon::objection_strong(), t)
+                + 2 * count(families::objection(), t)
+                // "not interested" is a refusal, whatever else the reply says
+                + 2 * count(lexicon::negated_interest(), t)
+                + count(lexicon::objection_weak(), t),
         ),
         ("other", 2 * count(lexicon::referral_strong(), t)),
         (
             "interested",
             2 * count(lexicon::interested_strong(), &without_negations)
+                + 2 * count(families::interested(), &without_negations)
                 + count(lexicon::interested_weak(), &without_negations),
         ),
     ];

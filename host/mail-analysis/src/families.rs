@@ -1,0 +1,180 @@
+//! Phrase families by meaning, added to the phrase lists of [`crate::lexicon`]:
+//! rather than fixed sentences, each family pairs word stems with optional words
+//! between them (`.{0,N}`), in English, German, French, Spanish, Italian, Dutch
+//! and Portuguese, so differently worded replies with the same meaning match:
+//!
+//! - not now: a deferral verb or a "not now" with a future time (next quarter,
+//!   after the summer, in a few months, nach Q3, après l'été, più avanti,
+//!   volgend jaar, mais para frente), or not a priority / no room at present;
+//! - objection: an existing vendor or tool, a solution built in-house, not
+//!   relevant or not applicable, too expensive, no need, a refusal on principle;
+//! - unsubscribe: remove / take off / delete me (or my address) from a list,
+//!   stop or never send or contact again, erasure requests under GDPR, in each
+//!   language's word order (separable verbs, clitics, negation around the verb);
+//! - interest: asking for material, a demo, a proposal or results.
+//!
+//! The text is lowercased and folded ([`crate::util::fold`]). Each match counts
+//! as a strong phrase (2) in [`crate::rules`].
+
+use regex::Regex;
+
+use crate::util::regex;
+
+/// A time in the future, in the seven languages.
+macro_rules! future {
+    () => {
+        concat!(
+            r"(next|coming|following|new) (week|month|quarter|year|fiscal|half|semester|season|budget|spring|summer|fall|autumn|winter)",
+            r"|(in|within|after|for) (a|one|two|three|four|five|six|nine|a few|a couple( of)?|few|several|some|\d+) (more )?(weeks?|months?|quarters?|years?)",
+            r"|(after|past|beyond|post) (the |our |this )?(summer|holidays?|new year|q[1-4]|h[12]|budget|migration|launch|reorg|rollout|renewal|audit|merger|funding|conference|season|busy)",
+            r"|\b(in|during|by|around|until|till|before) (the )?(spring|summer|fall|autumn|winter|new year|q[1-4]|h[12]|january|february|march|april|may|june|july|august|september|october|november|december)\b",
+            r"|\bq[1-4]\b|\bh[12]\b|early next|later (this|next|in the) (year|quarter|month)|end of (the |this )?(year|quarter)|budget (cycle|year|round|planning|season)",
+            r"|nächste[nsm]? (jahr|jahres|quartal|monat|halbjahr|woche)|kommende[nsm]? (jahr|jahres|quartal|monat)|anfang (nächsten|des nächsten|kommenden) |nach (q[1-4]|ostern|weihnachten|dem sommer|der sommerpause|den ferien)|im (herbst|frühjahr|sommer|winter|neuen jahr)|in (ein paar|einigen|zwei|drei|sechs) (wochen|monaten)",
+            r"|(prochain|prochaine) (trimestre|semestre|année|mois)|(trimestre|semestre|mois|année) prochain|l'an prochain|après (l'été|les vacances|les congés|la rentrée)|(en|à partir de|d'ici) (janvier|février|mars|avril|mai|juin|juillet|septembre|octobre|novembre|décembre|quelques|la fin)|dans (quelques|deux|trois|six|\d+) (mois|semaines)",
+            r"|(próximo|próxima|siguiente) (año|trimestre|semestre|mes)|primer trimestre|año que viene|después (del verano|de las vacaciones|de navidad|del año)|dentro de (unos|un par|\d+|dos|tres|seis)|(en|para) (enero|febrero|marzo|abril|mayo|junio|julio|septiembre|octubre|noviembre|diciembre)",
+            r"|(prossimo|prossima) (anno|trimestre|semestre|mese)|anno prossimo|dopo (l'estate|le vacanze|le ferie|natale)|(tra|fra) (qualche|un paio|due|tre|sei|\d+) (mesi|settimane)|più avanti|nel corso dell'anno|in autunno|a settembre",
+            r"|volgend (jaar|kwartaal|half jaar)|volgende (maand|week)|over (een|een paar|enkele|twee|drie|zes|\d+) (half jaar|jaar|maanden|weken|kwartaal)|na de zomer|later dit jaar|in het najaar",
+            r"|(próximo|próxima) (ano|semestre|trimestre|mês)|ano que vem|mais para frente|mais adiante|depois (do verão|das férias|do carnaval)|daqui a"
+        )
+    };
+}
+
+pub(crate) fn not_now() -> &'static Regex {
+    regex!(concat!(
+        r"\b(",
+        // a deferral verb, then a future time within a few words
+        r"(reach|circle|check|come|get|touch|follow|ping|contact|email|write|call|try|ask|remind|hit|revisit|reconnect|talk|chat|speak|look|pick|connect)(ing)? (me |us |this |it )?(back |out |up |again |base |in )?.{0,40}(",
+        future!(),
+        r")|(",
+        future!(),
+        r").{0,40}(reach|check|come|ping|contact|email|write|call|try|revisit|reconnect|talk|look|touch|pick)",
+        // a far-off time is a deferral by itself (a near one, "next week", is not)
+        r"|(después (del verano|de las vacaciones|de navidad)|dopo (l'estate|le vacanze|le ferie)|après (l'été|les vacances|les congés)|nach (dem sommer|der sommerpause|den ferien|q[1-4])|na de zomer|depois (do verão|das férias)|(next|coming) (quarter|fiscal|half)|budget (cycle|year|round) )",
+        // "not now" words near a time, or not a priority / no capacity at present
+        r"|(not|isn't|is not|no|aren't|can't|cannot|won't) .{0,40}(right now|at the moment|at this (time|point|stage)|currently|for now|this (week|month|quarter|half|year|season))",
+        r"|(not|isn't|no|low) (a |our |the )?(top |big |high |real )?priority",
+        r"|timing (is |isn't |is not )?(off|wrong|bad|not right)|wrong time|not the right (time|moment)|no (bandwidth|capacity|room|time) (for|to|right|at|this)",
+        r"|(can't|cannot|not able to|unable to|no way to) (take (this|it|that) on|look at|prioriti[sz]e|consider|evaluate)",
+        // German
+        r"|andere(n)? prioritäten|(wieder )?auf der agenda|erst (nach|im|ab|in|wieder|nächst)|(dann|später|nochmal|erneut|wieder) (gern(e)? )?(melden|kontaktieren|schreiben|ansprechen)|(gern(e)?|bitte) (dann |später )?(nochmal|noch einmal|erneut|wieder) (melden|schreiben)",
+        // French
+        r"|(pas|plus) (pour le moment|maintenant|en ce moment|tout de suite|prioritaire|une priorité)|(reverrons|reparlerons|recontacter|revenez|revenir) .{0,30}(",
+        future!(),
+        r")|ce n'est pas (le moment|la priorité)",
+        // Spanish
+        r"|(ahora|de momento|por ahora|en este momento)( mismo)? no|no es (prioridad|una prioridad|el momento)|(escr[ií]b(eme|enos|anos|ame)|contáctanos|contácteme|vuelv[ae]) (de nuevo|otra vez|más adelante|a escribir|en)",
+        // Italian
+        r"|per (ora|adesso|il momento) no|non (ora|adesso|in questo momento|è il momento)|(ricontatta|risenti|riscrivi|ricontatt)(temi|teci|mi|ci|amoci|rci)|siamo pieni",
+        // Dutch
+        r"|(nu|op dit moment|momenteel) (even )?(niet|geen)|geen (ruimte|tijd|prioriteit)|(nog eens|opnieuw|later) (contact|mailen|bellen)|neem .{0,30}(contact|op)",
+        // Portuguese
+        r"|(agora|no momento|por enquanto|neste momento) não|não é (o momento|prioridade|uma prioridade)|(retomar|voltar a falar|volte a (falar|entrar)|fale comigo|me procure)|sem tempo",
+        r")"
+    ))
+}
+
+pub(crate) fn objection() -> &'static Regex {
+    regex!(concat!(
+        r"\b(",
+        // an existing tool, vendor or solution
+        r"(already|currently) (have|got|use|using|run|running|work with|working with|partner with|pay for|rely on)|(we've|we have|we) (already )?got (a|an|our|one)",
+        r"|(have|got|use|using) (a|an|our own|another|our) (tool|solution|vendor|provider|platform|system|partner|agency|team|process) (for|that|which|in place|already)",
+        r"|(covers?|handles?|does) (everything|all|what) (we|i) need|committed to|under contract|(signed|locked in) with|stick(ing)? with|(not|won't|no plans to|aren't) (be )?(switch|chang)(ing)?|happy with (our|what|the one)",
+        // built in-house
+        r"|in-?house|(built|build|building|developed|made) (it |this |that |our own |my own |something )?(ourselves|internally|our own|in house)|(do|handle) (it|this|that) (ourselves|internally|in-house)",
+        // not relevant, not applicable, not for us
+        r"|(doesn't|does not|don't|do not|won't) (really )?(apply|fit|relate|matter|concern)|(not|isn't|is not) (really )?(relevant|applicable|a (good )?fit|for (us|me))|nothing for us|hard pass|pass on (this|that)",
+        r"|we (don't|do not) (sell|do|use|run|need|have|buy|work with)|(don't|never) (buy|take meetings|respond to|reply to) .{0,20}(cold|unsolicited)|moved? the needle|hate (these|this|those|such)",
+        // price
+        r"|(price|pricing|cost)( point| tag)? .{0,20}(too high|beyond|above|over|out of|more than)|beyond (what|our)|(more|way more|much more) than (we|i)('d| would| can| could)|can't justify|(too|way too|far too) (expensive|pricey|costly|much)",
+        // no need
+        r"|no (use|need|requirement) for|(don't|do not|dont) (really )?(need|require)|not (looking|in the market) for|(we're|we are) (good|all set|fine|covered|sorted)",
+        // German
+        r"|(anderen|einen|unseren|unserem|bestehenden) (anbieter|dienstleister|partner)|(schon|bereits) seit|wechseln (nicht|wir nicht)|(machen|entwickeln|lösen) (das |wir )*(selbst|intern)\b|eigene[nr]? (lösung|tool|entwicklung)|uninteressant|nichts für uns|betrifft uns nicht|kein(en)? (bedarf|interesse|budget)|(brauchen|benötigen) (wir )?(das |so etwas |sowas )?(nicht|kein)",
+        // French
+        r"|(déjà|avons) (une|un|des) (solution|outil|prestataire|fournisseur|partenaire)|en interne|nous-mêmes|ne nous concerne pas|(pas|peu) (pertinent|adapté|concernés?)|pas pour nous|pas besoin|n'en avons pas besoin|trop cher",
+        // Spanish
+        r"|ya (contamos|tenemos|usamos|trabajamos)|(un|otro) proveedor|nosotros mismos|internamente|no (lo |la |los )?necesitamos|no (nos )?aplica|no es para nosotros|no nos (sirve|interesa)|demasiado caro",
+        // Italian
+        r"|abbiamo già|(un|altro) fornitore|ci troviamo bene|noi stessi|non (ci|mi) (serve|interessa|riguarda)|non fa per noi|non è rilevante|fuori (dal nostro |dal )?budget|troppo caro",
+        // Dutch
+        r"|(hebben|gebruiken) (hier )?(al|al een|reeds)|al een (oplossing|tool|leverancier|partner)|(doen|regelen) (we|wij) (dat |het )?zelf|niets voor ons|niet (relevant|van toepassing|nodig)|geen (interesse|behoefte)|te duur",
+        // Portuguese
+        r"|já (temos|usamos|trabalhamos|utilizamos|contamos)|(uma|outra) (ferramenta|solução)|nós mesmos|internamente|não (se aplica|é para nós|é relevante|precisamos)|não (tenho|temos) interesse|muito caro|caro demais",
+        r")"
+    ))
+}
+
+pub(crate) fn unsubscribe() -> &'static Regex {
+    regex!(concat!(
+        r"\b(",
+        // remove / take off / delete me or my address (from a list)
+        r"(remove|take|delete|drop|strike|erase|scratch|cross|purge|exclude) (me|us|my (e-?mail|address|name|details|contact|data)|this (address|e-?mail)) (off|from|out)",
+        r"|(want|wish|like|ask|asking|need|request) (you )?to be (removed|taken off|unsubscribed|deleted|excluded|erased)|be (removed|taken off|unsubscribed) from",
+        r"|(deletion|erasure|removal) of (all )?(my |the |any )?(personal )?(data|information|details|address)|(gdpr|dsgvo|rgpd|avg|lgpd).{0,60}(delet|eras|remov|lösch|supprim|borr|elimin|cancell|verwijder|apag|exclu)",
+        r"|(stop|quit|cease) (all )?(sending|emailing|e-mailing|contacting|messaging|writing)|(don't|do not|never) (ever )?(contact|email|e-mail|message|write to) (me|us) (again|anymore|any more)",
+        r"|(don't|do not|no longer) (want|wish) (to )?(receive|get|hear from)|no (more|further) (e-?mails|emails|messages|contact|mails)",
+        // German (separable verbs: "melden Sie mich ... ab", "tragen Sie mich ... aus")
+        r"|melden sie mich .{0,40}\bab\b|tragen sie mich .{0,40}\baus\b|nehmen sie mich .{0,40}\b(raus|heraus|aus|von)\b|(mich|meine (adresse|daten|e-mail-adresse)) .{0,30}(löschen|entfernen|austragen|abmelden)|keine (weiteren |weitere )?(nachrichten|e-?mails|mails|zusendungen|werbung)",
+        // French (negation around the verb, clitics)
+        r"|ne (plus|jamais) (m'|me |nous )?(envoyer|écrire|contacter|solliciter)|(me|m') (retirer|supprimer|désinscrire|enlever|radier|effacer)|(retirer|supprimer|effacer) mon (adresse|e-?mail|contact)|ne (m'|me )?(envoyez|écrivez|contactez) plus",
+        // Spanish
+        r"|(dar|darme|darnos) de baja|(no|nunca) (me |nos )?(envíen|envíes|manden|escriban|contacten) (más|nunca)|(borrar|eliminar|quitar)me de|(b[óo]rr|elim[íi]n|qu[íi]t)en(me)? (de|mi)",
+        // Italian
+        r"|cancella(rmi|temi|mi|re il mio|re la mia|re i miei)|rimuover(mi|ci)|togli(ermi|etemi)|non (inviatemi|mandatemi|scrivetemi|contattatemi|inviate|mandate|scrivete)\b.{0,20}\bpiù|non (voglio|desidero) più (ricevere|essere contattat)",
+        // Dutch
+        r"|uitschrijven|afmelden|(verwijder|haal) (mij|me|mijn (adres|gegevens|e-?mail))|(geen|niet langer) (e-?mails|mails|berichten) (meer|ontvangen)|niet meer (mailen|e-?mailen|benaderen|contacteren)",
+        // Portuguese
+        r"|descadastr|(me )?(remov|retir|exclu|tir)(a|am|e|em|ar)[- ]me|(não|nunca) me (enviem|envie|mandem|mande|contatem|contate|contactem) (mais|nunca)|(não|nunca) (quero|desejo) (mais )?receber",
+        r")"
+    ))
+}
+
+pub(crate) fn interested() -> &'static Regex {
+    regex!(concat!(
+        r"\b(",
+        r"(send|share|forward|pass) (me |us |over )?(a |an |the |your |some )?(deck|one-?pager|brochure|overview|case stud|pricing|proposal|info|details|demo|video|examples?|slots?|times?)",
+        r"|one-?pager|intrigued|what (kind of |sort of )?results|(good|great|a good|a great) fit|who('s| is) the (best|right) person to (set up|talk|meet|book)",
+        r"|démo(nstration)?|je veux bien|voorstel|ziet er goed uit|lijkt me|terminvorschl|klingt spannend|mi sembra interessante|me parece interesante|tenho interesse|podemos marcar",
+        r")"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::util::fold;
+
+    #[test]
+    fn families_match_across_wordings() {
+        for t in [
+            "Honestly this isn't a priority for us right now.",
+            "Das Thema ist erst nach Q3 wieder auf der Agenda.",
+            "Hablemos después del verano.",
+            "Kun je over een half jaar nog eens contact opnemen?",
+        ] {
+            assert!(not_now().is_match(&fold(t)), "{t}");
+        }
+        for t in [
+            "We built our own sequencing system in-house.",
+            "Wir arbeiten schon seit Jahren mit einem anderen Anbieter.",
+            "Ça ne nous concerne pas vraiment.",
+        ] {
+            assert!(objection().is_match(&fold(t)), "{t}");
+        }
+        for t in [
+            "Under GDPR I request deletion of all personal data you hold about me.",
+            "Bitte melden Sie mich von diesen E-Mails ab.",
+            "Merci de ne plus m'envoyer de mails.",
+            "Non inviatemi più email, grazie.",
+        ] {
+            assert!(unsubscribe().is_match(&fold(t)), "{t}");
+        }
+        for t in [
+            "Sounds good, send me the deck.",
+            "Not now, maybe next year.",
+        ] {
+            assert!(!unsubscribe().is_match(&fold(t)), "{t}");
+        }
+    }
+}
