@@ -21,6 +21,8 @@ const CLASS_FLOOR: f64 = 0.7;
 const HOLDOUT_FLOOR: f64 = 0.7;
 /// Accuracy floor of the paraphrase set.
 const PARAPHRASE_FLOOR: f64 = 0.0;
+/// Accuracy floor of the fresh set.
+const FRESH_FLOOR: f64 = 0.0;
 /// The step the replies answer (what `original_subject` carries in production).
 const ORIGINAL_SUBJECT: &str = "Quick question about your outbound process";
 
@@ -169,6 +171,18 @@ fn rules_accuracy_paraphrase_set() {
     assert!(
         overall >= PARAPHRASE_FLOOR,
         "paraphrase-set accuracy {overall:.3} < {PARAPHRASE_FLOOR}"
+    );
+}
+
+/// A fifth set (`replies_fresh.jsonl`, 46 rows, 32 not in English), written after
+/// the phrase families were frozen and measured once; nothing was tuned on it, so
+/// it is the fair estimate for wording nobody fitted the rules to.
+#[test]
+fn rules_accuracy_fresh_set() {
+    let (overall, _) = evaluate(&rows_from("replies_fresh.jsonl"));
+    assert!(
+        overall >= FRESH_FLOOR,
+        "fresh-set accuracy {overall:.3} < {FRESH_FLOOR}"
     );
 }
 
