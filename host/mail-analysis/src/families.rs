@@ -24,16 +24,16 @@ use crate::util::regex;
 macro_rules! future {
     () => {
         concat!(
-            r"(next|coming|following|new) (week|month|quarter|year|fiscal|half|semester|season|budget|spring|summer|fall|autumn|winter)",
+            r"(next|coming|following|new) (month|quarter|year|fiscal|half|semester|season|budget|spring|summer|fall|autumn|winter)",
             r"|(in|within|after|for) (a|one|two|three|four|five|six|nine|a few|a couple( of)?|few|several|some|\d+) (more )?(weeks?|months?|quarters?|years?)",
             r"|(after|past|beyond|post) (the |our |this )?(summer|holidays?|new year|q[1-4]|h[12]|budget|migration|launch|reorg|rollout|renewal|audit|merger|funding|conference|season|busy)",
             r"|\b(in|during|by|around|until|till|before) (the )?(spring|summer|fall|autumn|winter|new year|q[1-4]|h[12]|january|february|march|april|may|june|july|august|september|october|november|december)\b",
             r"|\bq[1-4]\b|\bh[12]\b|early next|later (this|next|in the) (year|quarter|month)|end of (the |this )?(year|quarter)|budget (cycle|year|round|planning|season)",
-            r"|nächste[nsm]? (jahr|jahres|quartal|monat|halbjahr|woche)|kommende[nsm]? (jahr|jahres|quartal|monat)|anfang (nächsten|des nächsten|kommenden) |nach (q[1-4]|ostern|weihnachten|dem sommer|der sommerpause|den ferien)|im (herbst|frühjahr|sommer|winter|neuen jahr)|in (ein paar|einigen|zwei|drei|sechs) (wochen|monaten)",
+            r"|nächste[nsm]? (jahr|jahres|quartal|monat|halbjahr)|kommende[nsm]? (jahr|jahres|quartal|monat)|anfang (nächsten|des nächsten|kommenden) |nach (q[1-4]|ostern|weihnachten|dem sommer|der sommerpause|den ferien)|im (herbst|frühjahr|sommer|winter|neuen jahr)|in (ein paar|einigen|zwei|drei|sechs) (wochen|monaten)",
             r"|(prochain|prochaine) (trimestre|semestre|année|mois)|(trimestre|semestre|mois|année) prochain|l'an prochain|après (l'été|les vacances|les congés|la rentrée)|(en|à partir de|d'ici) (janvier|février|mars|avril|mai|juin|juillet|septembre|octobre|novembre|décembre|quelques|la fin)|dans (quelques|deux|trois|six|\d+) (mois|semaines)",
             r"|(próximo|próxima|siguiente) (año|trimestre|semestre|mes)|primer trimestre|año que viene|después (del verano|de las vacaciones|de navidad|del año)|dentro de (unos|un par|\d+|dos|tres|seis)|(en|para) (enero|febrero|marzo|abril|mayo|junio|julio|septiembre|octubre|noviembre|diciembre)",
             r"|(prossimo|prossima) (anno|trimestre|semestre|mese)|anno prossimo|dopo (l'estate|le vacanze|le ferie|natale)|(tra|fra) (qualche|un paio|due|tre|sei|\d+) (mesi|settimane)|più avanti|nel corso dell'anno|in autunno|a settembre",
-            r"|volgend (jaar|kwartaal|half jaar)|volgende (maand|week)|over (een|een paar|enkele|twee|drie|zes|\d+) (half jaar|jaar|maanden|weken|kwartaal)|na de zomer|later dit jaar|in het najaar",
+            r"|volgend (jaar|kwartaal|half jaar)|volgende maand|over (een|een paar|enkele|twee|drie|zes|\d+) (half jaar|jaar|maanden|weken|kwartaal)|na de zomer|later dit jaar|in het najaar",
             r"|(próximo|próxima) (ano|semestre|trimestre|mês)|ano que vem|mais para frente|mais adiante|depois (do verão|das férias|do carnaval)|daqui a"
         )
     };
@@ -55,6 +55,13 @@ pub(crate) fn not_now() -> &'static Regex {
         r"|(not|isn't|no|low) (a |our |the )?(top |big |high |real )?priority",
         r"|timing (is |isn't |is not )?(off|wrong|bad|not right)|wrong time|not the right (time|moment)|no (bandwidth|capacity|room|time) (for|to|right|at|this)",
         r"|(can't|cannot|not able to|unable to|no way to) (take (this|it|that) on|look at|prioriti[sz]e|consider|evaluate)",
+        // "again" words with a future time, either order, and future-tense talk of later
+        r"|(again|wieder|erneut|nochmal|noch einmal|de nouveau|à nouveau|reparler|reparlerons|reprendre|revoir|de nuevo|otra vez|retomar|di nuovo|riparl\w*|nog eens|opnieuw|novamente|de novo) .{0,40}(",
+        future!(),
+        r")|(",
+        future!(),
+        r") .{0,40}(again|wieder|erneut|nochmal|de nouveau|à nouveau|de nuevo|otra vez|di nuovo|nog eens|opnieuw|novamente|de novo)",
+        r"|pas d'actualité|(park|shelve|table|pause|parking|parked) (this|it|that)|aparca(do|mos)|in (de )?(ijskast|wacht)|on hold|auf eis",
         // German
         r"|andere(n)? prioritäten|(wieder )?auf der agenda|erst (nach|im|ab|in|wieder|nächst)|(dann|später|nochmal|erneut|wieder) (gern(e)? )?(melden|kontaktieren|schreiben|ansprechen)|(gern(e)?|bitte) (dann |später )?(nochmal|noch einmal|erneut|wieder) (melden|schreiben)",
         // French
@@ -79,7 +86,7 @@ pub(crate) fn objection() -> &'static Regex {
         // an existing tool, vendor or solution
         r"(already|currently) (have|got|use|using|run|running|work with|working with|partner with|pay for|rely on)|(we've|we have|we) (already )?got (a|an|our|one)",
         r"|(have|got|use|using) (a|an|our own|another|our) (tool|solution|vendor|provider|platform|system|partner|agency|team|process) (for|that|which|in place|already)",
-        r"|(covers?|handles?|does) (everything|all|what) (we|i) need|committed to|under contract|(signed|locked in) with|stick(ing)? with|(not|won't|no plans to|aren't) (be )?(switch|chang)(ing)?|happy with (our|what|the one)",
+        r"|(covers?|handles?|does) (everything|all|what) (we|i) need|(we're|we are|we've) (already )?committed to \w+\s*[.!,]|committed to (our|another) (current |existing )?(vendor|provider|tool|platform|partner|contract)|under contract|(signed|locked in) with|stick(ing)? with|(not|won't|no plans to|aren't) (be )?(switch|chang)(ing)?|happy with (our|what|the one)",
         // built in-house
         r"|in-?house|(built|build|building|developed|made) (it |this |that |our own |my own |something )?(ourselves|internally|our own|in house)|(do|handle) (it|this|that) (ourselves|internally|in-house)",
         // not relevant, not applicable, not for us
@@ -89,6 +96,19 @@ pub(crate) fn objection() -> &'static Regex {
         r"|(price|pricing|cost)( point| tag)? .{0,20}(too high|beyond|above|over|out of|more than)|beyond (what|our)|(more|way more|much more) than (we|i)('d| would| can| could)|can't justify|(too|way too|far too) (expensive|pricey|costly|much)",
         // no need
         r"|no (use|need|requirement) for|(don't|do not|dont) (really )?(need|require)|not (looking|in the market) for|(we're|we are) (good|all set|fine|covered|sorted)",
+        // "already" next to a use/have/work verb, either order, in every language
+        r"|already (use|using|have|has|got|work|working|run|running|pay|paying|do|does|doing|handle|handles|cover|covers|covered|set|signed|partner|built|own|rely)",
+        r"|(schon|bereits) .{0,25}(nutzen|verwenden|haben|arbeiten|einsetzen|im einsatz|lösen|betreiben|machen)|(nutzen|verwenden|haben|arbeiten|setzen|lösen|betreiben) (wir )?(schon|bereits)",
+        r"|déjà .{0,25}(avons|utilisons|travaillons|équipés|disposons|employons|outil|solution|prestataire|agence)|(avons|utilisons|travaillons|disposons|sommes) déjà",
+        r"|ya (tenemos|usamos|trabajamos|contamos|utilizamos|disponemos)|(tenemos|usamos|trabajamos|utilizamos) ya",
+        r"|già .{0,20}(usiamo|utilizziamo|abbiamo|lavoriamo|collaboriamo|disponiamo)|(usiamo|utilizziamo|abbiamo|lavoriamo|collaboriamo|disponiamo) già",
+        r"|(gebruiken|hebben|werken|zitten) (we |wij )?(al|reeds)\b",
+        r"|já (temos|usamos|trabalhamos|contamos|utilizamos)|(temos|usamos|trabalhamos|utilizamos) já",
+        // our own system does it ("our CRM handles this", "das lösen wir mit unserem CRM")
+        r"|(our|unser\w*|notre|nuestro|il nostro|ons|onze|nosso) (crm|tool|system|team|platform|plattform|agency|agentur|agence|agencia|agenzia|bureau|agência|software|stack|setup)\b.{0,20}(handles|does|covers|already|erledigt|macht|deckt|s'en charge|lo hace|se encarga|gestisce|regelt|doet|faz|cuida)",
+        r"|(lösen|machen|erledigen|regeln) wir (mit|über|intern|selbst)",
+        // tried before and it did not work; no value
+        r"|(tried|used|tested) (something|it|this|that|one|a tool|tools) .{0,30}(before|already|last year|similar|like this)|(didn't|did not|never) (work|pay off|help|deliver)|(never|won't|wouldn't) get (any |much )?value|no (real )?value",
         // German
         r"|(anderen|einen|unseren|unserem|bestehenden) (anbieter|dienstleister|partner)|(schon|bereits) seit|wechseln (nicht|wir nicht)|(machen|entwickeln|lösen) (das |wir )*(selbst|intern)\b|eigene[nr]? (lösung|tool|entwicklung)|uninteressant|nichts für uns|betrifft uns nicht|kein(en)? (bedarf|interesse|budget)|(brauchen|benötigen) (wir )?(das |so etwas |sowas )?(nicht|kein)",
         // French
@@ -114,6 +134,13 @@ pub(crate) fn unsubscribe() -> &'static Regex {
         r"|(deletion|erasure|removal) of (all )?(my |the |any )?(personal )?(data|information|details|address)|(gdpr|dsgvo|rgpd|avg|lgpd).{0,60}(delet|eras|remov|lösch|supprim|borr|elimin|cancell|verwijder|apag|exclu)",
         r"|(stop|quit|cease) (all )?(sending|emailing|e-mailing|contacting|messaging|writing)|(don't|do not|never) (ever )?(contact|email|e-mail|message|write to) (me|us) (again|anymore|any more)",
         r"|(don't|do not|no longer) (want|wish) (to )?(receive|get|hear from)|no (more|further) (e-?mails|emails|messages|contact|mails)",
+        // an erasure noun with "my data", the law named before or after
+        r"|(deletion|erasure|löschung|suppression|effacement|eliminación|supresión|cancellazione|verwijdering|exclusão|apagamento|eliminação) (of |meiner |de mes |de mis |dei miei |delle mie |van mijn |dos meus |de meus )(personal |personenbezogenen |personnelles |personales |personali |persoonlijke |pessoais )?(data|daten|données|datos|dati|gegevens|dados|details|information)",
+        r"|(delet|eras|remov|lösch|supprim|borr|elimin|cancell|verwijder|apag|exclu).{0,60}(gdpr|dsgvo|rgpd|avg|lgpd)",
+        // a removal verb aimed at me (a clitic or an object) and "your list / database"
+        r"|(remov|delet|eras|strik|lösch|entfern|streich|supprim|retir|enlev|effac|borr|elimin|quit|cancell|rimuov|togli|verwijder|haal|schrap|exclu|apag|tir)\w*(\w(me|mi|mich|moi)|[- ](me|mi|moi)|( \S+){0,3} (me|my|us|mich|meine\w*|moi|mon|ma|mes|mi|mis|mio|mia|miei|mij|mijn|meu|minha|this address|diese adresse))\b.{0,40}(your|ihre[mnr]?|eure[mnr]?|votre|vos|su|sus|vuestra|vostra|vostro|vostri|uw|jullie|je|vossa|vosso|sua|seu) (e-?mail |mailing |mail |contact |distribution |adress|de )?(list|lists|database|mailing|distribution|verteiler|liste|datenbank|kartei|adressliste|fichier|base|lista|listado|bestand|lijst|mailinglijst|cadastro|banco de dados)",
+        // a bare "stop" sentence; never signed up
+        r"|(^|[.!] )(stop|stopp|arrêtez|basta|para|parem|pare|stoppen|stop it)[.!]*$|never (signed up|subscribed|opted in|agreed)|(didn't|did not) (sign up|subscribe|opt in)|nie angemeldet|jamais inscrit",
         // German (separable verbs: "melden Sie mich ... ab", "tragen Sie mich ... aus")
         r"|melden sie mich .{0,40}\bab\b|tragen sie mich .{0,40}\baus\b|nehmen sie mich .{0,40}\b(raus|heraus|aus|von)\b|(mich|meine (adresse|daten|e-mail-adresse)) .{0,30}(löschen|entfernen|austragen|abmelden)|keine (weiteren |weitere )?(nachrichten|e-?mails|mails|zusendungen|werbung)",
         // French (negation around the verb, clitics)
@@ -134,6 +161,7 @@ pub(crate) fn interested() -> &'static Regex {
     regex!(concat!(
         r"\b(",
         r"(send|share|forward|pass) (me |us |over )?(a |an |the |your |some )?(deck|one-?pager|brochure|overview|case stud|pricing|proposal|info|details|demo|video|examples?|slots?|times?)",
+        r"|how (quickly|fast|long|soon|easily|easy|hard) (could|can|would|does|will|is|do)|get (this|it) (running|set up|started|going|live)|what would it take",
         r"|one-?pager|intrigued|what (kind of |sort of )?results|(good|great|a good|a great) fit|who('s| is) the (best|right) person to (set up|talk|meet|book)",
         r"|démo(nstration)?|je veux bien|voorstel|ziet er goed uit|lijkt me|terminvorschl|klingt spannend|mi sembra interessante|me parece interesante|tenho interesse|podemos marcar",
         r")"
@@ -173,8 +201,19 @@ mod tests {
         for t in [
             "Sounds good, send me the deck.",
             "Not now, maybe next year.",
+            "Could you take a look at your list of integrations and send it over?",
+            "Can it remove the manual work from your list building? Then yes.",
+            "Stop by our booth. We'd like a demo.",
+            "Para nosotros es interesante, ¿podemos hablar?",
         ] {
             assert!(!unsubscribe().is_match(&fold(t)), "{t}");
+        }
+        for t in [
+            "Happy to talk again next week.",
+            "We're committed to growing outbound this year, let's talk.",
+        ] {
+            assert!(!not_now().is_match(&fold(t)), "{t}");
+            assert!(!objection().is_match(&fold(t)), "{t}");
         }
     }
 }

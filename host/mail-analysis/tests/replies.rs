@@ -20,9 +20,9 @@ const CLASS_FLOOR: f64 = 0.7;
 /// Held-out overall accuracy below this fails the test.
 const HOLDOUT_FLOOR: f64 = 0.7;
 /// Accuracy floor of the paraphrase set.
-const PARAPHRASE_FLOOR: f64 = 0.0;
+const PARAPHRASE_FLOOR: f64 = 0.95;
 /// Accuracy floor of the fresh set.
-const FRESH_FLOOR: f64 = 0.0;
+const FRESH_FLOOR: f64 = 0.9;
 /// The step the replies answer (what `original_subject` carries in production).
 const ORIGINAL_SUBJECT: &str = "Quick question about your outbound process";
 
