@@ -236,17 +236,21 @@ fn text_records(view: &View<'_>) -> Vec<Record> {
         }
         let text = part_text(p);
         let Some(start) =
-            regex!(r"(?im)^(final-recipient|reporting-mta|original-recipient)[ \t]*:")
+            regex!(r"(?im)^[ \t]*(final-recipient|reporting-mta|original-recipient)[ \t]*:")
                 .find(&text)
                 .map(|m| m.start())
         else {
             continue;
         };
-        let fields = &text[start..];
-        if !regex!(r"(?im)^final-recipient[ \t]*:").is_match(fields) {
+        // Some reports indent the fields; a field line is a field wherever it starts.
+        let fields = regex!(
+            r"(?im)^[ \t]+((final|original)-recipient|action|status|diagnostic-code|reporting-mta|remote-mta|x-actual-recipient|last-attempt-date)[ \t]*:"
+        )
+        .replace_all(&text[start..], "$1:");
+        if !regex!(r"(?im)^final-recipient[ \t]*:").is_match(&fields) {
             continue;
         }
-        out.extend(parse_fields(fields));
+        out.extend(parse_fields(&fields));
     }
     out
 }

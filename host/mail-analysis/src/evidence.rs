@@ -31,6 +31,27 @@ pub(crate) fn bounce_role_sender(from: &str) -> bool {
         .is_match(&from)
 }
 
+/// An automated but not bounce-specific sender (`no-reply@`, `donotreply@`,
+/// `notifications@`): newsletters and receipts come from these too, so it only
+/// counts with an SMTP reply next to a foreign address and failure wording.
+pub(crate) fn automated_sender(from: &str) -> bool {
+    crate::mta::addresses_in(&from.to_lowercase()).iter().any(|a| {
+        let local = a.split('@').next().unwrap_or("");
+        regex!(r"^(no-?reply|do-?not-?reply|donotreply|noreply-.+|.+-noreply|notifications?|notify|alerts?|system|automailer|auto-?mailer|daemon|robot)$")
+            .is_match(local)
+    })
+}
+
+/// A moderation hold ("held until the list moderator can review it", "awaiting
+/// approval"): the message may still be delivered, so it is not a bounce.
+pub(crate) fn moderation_hold(subject: &str, notice: &str) -> bool {
+    let text = format!("{} {}", subject, util::truncate(notice, 16 * 1024));
+    regex!(
+        r"(?i)(held|being held|is held|awaits?|awaiting|pending|requires?) (for |until |the )?(the )?(list )?(moderat|approval|review)|moderator('s)? approval|zur freigabe|en attente de (modération|validation|approbation)|in attesa di (moderazione|approvazione)|pendiente de (moderación|aprobación)"
+    )
+    .is_match(&text)
+}
+
 /// List or bulk mail (a list post, a newsletter): never a delivery report unless
 /// a strict daemon sent it or it carries a report structure.
 pub(crate) fn list_or_bulk(headers: &[(String, String)]) -> bool {
@@ -106,7 +127,7 @@ pub(crate) fn policy_wording(notice: &str) -> usize {
 /// managers), counted like [`policy_wording`].
 pub(crate) fn policy_subject(subject: &str) -> bool {
     regex!(
-        r"(?i)\b(message|mail|e-?mail|posting|nachricht|message)\b.{0,30}\b(blocked|rejected|refused|quarantined|held|blockiert|abgelehnt|bloqué|rejeté|rechazado|bloccato|respinto|geblokkeerd|rejeitad[oa])|\brejected posting\b|\bquarantine (notice|notification|report)\b|\b(blocked|rejected)\b.{0,20}\b(message|mail|e-?mail)\b|\brejeté|\brejected\b"
+        r"(?i)\b(message|mail|e-?mail|posting|nachricht|message)\b.{0,30}\b(blocked|rejected|refused|quarantined|held|blockiert|abgelehnt|bloqué|rejeté|rechazado|bloccato|respinto|geblokkeerd|rejeitad[oa])|\brejected posting\b|\bquarantine (notice|notification|report)\b|\b(hard |soft )?bounced?\b|\bbounce (notification|notice|report|alert)\b|\b(blocked|rejected)\b.{0,20}\b(message|mail|e-?mail)\b|\brejeté|\brejected\b"
     )
     .is_match(subject)
 }

@@ -35,6 +35,10 @@ pub(crate) struct Signals {
     pub(crate) policy_subject: bool,
     /// `X-Failed-Recipients` / `X-Mailer-Daemon` present.
     pub(crate) mta_header: bool,
+    /// Sent from a `no-reply@`-like address.
+    pub(crate) automated: bool,
+    /// A moderation hold, not a failure.
+    pub(crate) held: bool,
 }
 
 impl Signals {
@@ -52,7 +56,7 @@ impl Signals {
         if self.reply_prefix && !self.daemon {
             return false;
         }
-        if self.list && !self.daemon {
+        if (self.list || self.held) && !self.daemon {
             return false;
         }
         let wording = self.strong > 0 || self.weak > 0;
@@ -67,6 +71,8 @@ impl Signals {
                     || (policy && (self.machine || self.smtp_reply || self.policy > 0))))
             || (self.machine && self.smtp_reply && (self.subject || wording || policy))
             || (self.mta_header && (self.smtp_reply || self.subject || wording))
+            || ((self.daemon || self.role) && self.smtp_reply)
+            || (self.automated && self.smtp_reply && (self.subject || wording || policy))
     }
 }
 
@@ -107,6 +113,8 @@ pub(crate) fn signals(
         policy: evidence::policy_wording(raw_notice),
         policy_subject: evidence::policy_subject(&subj),
         mta_header,
+        automated: evidence::automated_sender(&from),
+        held: evidence::moderation_hold(&subj, raw_notice),
     }
 }
 
