@@ -47,7 +47,7 @@ pub(crate) fn automated_sender(from: &str) -> bool {
 pub(crate) fn moderation_hold(subject: &str, notice: &str) -> bool {
     let text = format!("{} {}", subject, util::truncate(notice, 16 * 1024));
     regex!(
-        r"(?i)(held|being held|is held|awaits?|awaiting|pending|requires?) (for |until |the )?(the )?(list )?(moderat|approval|review)|moderator('s)? approval|zur freigabe|en attente de (modération|validation|approbation)|in attesa di (moderazione|approvazione)|pendiente de (moderación|aprobación)"
+        r"(?i)\b(held|being held|is held|awaits?|awaiting|pending|requires?) (for |until |the )?(the )?(list )?(moderat|approval|review)|\bmoderator('s)? approval\b|\bzur freigabe\b|\ben attente de (modération|validation|approbation)\b|\bin attesa di (moderazione|approvazione)\b|\bpendiente de (moderación|aprobación)\b"
     )
     .is_match(&text)
 }
@@ -83,12 +83,7 @@ pub(crate) fn smtp_reply_near_foreign_address(notice: &str, headers: &[(String, 
             }
         }
     }
-    let codes: Vec<usize> = regex!(
-        r"(?i)\b[45]\.[0-7]\.[0-9]{1,3}\b|\b(?:4[2-5][0-9]|5[0-5][0-9])(?:[ -]+[a-z<#(\x22']|-?$)"
-    )
-    .find_iter(notice)
-    .map(|m| m.start())
-    .collect();
+    let codes: Vec<usize> = smtp_replies(notice);
     if codes.is_empty() {
         return false;
     }
@@ -104,6 +99,41 @@ pub(crate) fn smtp_reply_near_foreign_address(notice: &str, headers: &[(String, 
     codes
         .iter()
         .any(|c| addresses.iter().any(|a| a.abs_diff(*c) <= 400))
+}
+
+/// Where SMTP replies occur in a text: an enhanced status code (`5.1.1`, not a
+/// version number), or a `4xx`/`5xx` reply code where a reply is quoted (at the
+/// start of a line, after `:`, `said`, `response`, `error`, `reason`, `reply`,
+/// `<<<`, or followed by an enhanced code), so "order 550 shipped" is not one.
+fn smtp_replies(text: &str) -> Vec<usize> {
+    let lower = text.to_lowercase();
+    let mut out = Vec::new();
+    for m in regex!(r"\b[45]\.[0-7]\.[0-9]{1,3}\b").find_iter(&lower) {
+        let before = &lower[..m.start()];
+        let prefix = before.trim_end();
+        let version = regex!(r"(version|release|v|ver\.|build|update|patch|[0-9]\.)$")
+            .is_match(prefix)
+            || before.ends_with('.')
+            || before.ends_with('v');
+        if !version {
+            out.push(m.start());
+        }
+    }
+    for m in regex!(r"\b(4[2-5][0-9]|5[0-5][0-9])\b").find_iter(&lower) {
+        let before = lower[..m.start()].trim_end_matches([' ', '\t', '"', '\'', '(', '[']);
+        let after = &lower[m.end()..];
+        let quoted = before.is_empty()
+            || before.ends_with('\n')
+            || before.ends_with(':')
+            || before.ends_with(';')
+            || before.ends_with("<<<")
+            || regex!(r"(said|says|response|responded|replied|reply|error|reason|code|answer|status|smtp|antwort|fehler|grund|erreur|raison|réponse|respuesta|motivo|errore|risposta|fout|reden|resposta)$").is_match(before);
+        let enhanced_follows = regex!(r"^[ -]+[45]\.[0-7]\.[0-9]{1,3}\b").is_match(after);
+        if quoted || enhanced_follows {
+            out.push(m.start());
+        }
+    }
+    out
 }
 
 /// Wording of filtering appliances and list managers: a message blocked,

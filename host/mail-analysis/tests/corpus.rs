@@ -221,3 +221,52 @@ fn format_families_are_bounces() {
     );
     assert!(wrong.is_empty(), "{wrong:?}");
 }
+
+/// The second batch (`tests/corpora/formats-fresh`), written after the structural
+/// rules and measured once before any change for it: `bounce-*` must be bounces
+/// naming their `X-Test-Expect-Recipient`, `not-*` must not be bounces.
+#[test]
+fn fresh_format_batch() {
+    let mut wrong = Vec::new();
+    let all = files(&corpus_root().join("formats-fresh"));
+    for path in &all {
+        let raw = std::fs::read(path).unwrap();
+        let parsed = parse(&raw);
+        let got = inspect(&raw, &parsed);
+        let file = name(path);
+        println!(
+            "{file:48} {:?} {:?} {:?} {:?} {}",
+            got.kind,
+            got.bounce_type,
+            got.status,
+            got.reason,
+            got.recipients.join(",")
+        );
+        if file.starts_with("not-") {
+            if matches!(got.kind, Kind::Bounce | Kind::Complaint) {
+                wrong.push(format!("{file}: {:?}", got.kind));
+            }
+            continue;
+        }
+        let want = parsed
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("X-Test-Expect-Recipient"))
+            .map(|(_, v)| v.trim().to_lowercase())
+            .unwrap_or_default();
+        if got.kind != Kind::Bounce {
+            wrong.push(format!("{file}: {:?}", got.kind));
+        } else if !got.recipients.contains(&want) {
+            wrong.push(format!(
+                "{file}: recipients {:?}, want {want}",
+                got.recipients
+            ));
+        }
+    }
+    println!(
+        "fresh format batch: {} of {} right; wrong: {wrong:?}",
+        all.len() - wrong.len(),
+        all.len()
+    );
+    assert!(wrong.is_empty(), "{wrong:?}");
+}
