@@ -27,6 +27,8 @@ pub(crate) struct Signals {
     pub(crate) role: bool,
     /// List or bulk mail (`List-*` headers, `Precedence: bulk/list`).
     pub(crate) list: bool,
+    /// A `List-Post` header: a post to a list, not a list manager's notice.
+    pub(crate) list_post: bool,
     /// An SMTP reply near an address that is not the message's own.
     pub(crate) smtp_reply: bool,
     /// Filter and list-manager wording (blocked, rejected, not allowed to post...).
@@ -56,7 +58,11 @@ impl Signals {
         if self.reply_prefix && !self.daemon {
             return false;
         }
-        if (self.list || self.held) && !self.daemon {
+        // A list manager's own notice (a role sender, machine-made: Mailman 2 sends
+        // its rejections with List-Id, List-Unsubscribe and Precedence but no
+        // List-Post, the original attached) is not list mail in this sense.
+        let list = self.list && !(self.role && self.machine && !self.list_post);
+        if (list || self.held) && !self.daemon {
             return false;
         }
         let wording = self.strong > 0 || self.weak > 0;
@@ -109,6 +115,7 @@ pub(crate) fn signals(
         machine: return_path_null || auto || report || mta_header,
         role: evidence::bounce_role_sender(&from),
         list: evidence::list_or_bulk(headers),
+        list_post: util::header(headers, "List-Post").is_some(),
         smtp_reply: evidence::smtp_reply_near_foreign_address(raw_notice, headers),
         policy: evidence::policy_wording(raw_notice),
         policy_subject: evidence::policy_subject(&subj),
