@@ -52,14 +52,14 @@ pub(crate) fn moderation_hold(subject: &str, notice: &str) -> bool {
     .is_match(&text)
 }
 
-/// List or bulk mail (a list post, a newsletter): never a delivery report unless
-/// a strict daemon sent it or it carries a report structure.
+/// List or bulk mail (a list post, a newsletter: `List-Id`, `List-Unsubscribe`,
+/// `List-Post`): never a delivery report unless a daemon sent it, it carries a
+/// report structure, or it is a list manager's own notice. `Precedence: bulk`
+/// alone does not count: MTAs put it on their bounces too.
 pub(crate) fn list_or_bulk(headers: &[(String, String)]) -> bool {
     ["List-Id", "List-Unsubscribe", "List-Post"]
         .iter()
         .any(|h| util::header(headers, h).is_some())
-        || util::header(headers, "Precedence")
-            .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "bulk" | "list"))
 }
 
 /// Whether an MTA-only header is present: `X-Failed-Recipients` (Exim and others

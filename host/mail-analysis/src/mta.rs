@@ -25,7 +25,7 @@ pub(crate) struct Signals {
     pub(crate) machine: bool,
     /// Sent from a bounce-handling, list-manager or filtering role address.
     pub(crate) role: bool,
-    /// List or bulk mail (`List-*` headers, `Precedence: bulk/list`).
+    /// List or bulk mail (`List-Id`, `List-Unsubscribe`, `List-Post`).
     pub(crate) list: bool,
     /// A `List-Post` header: a post to a list, not a list manager's notice.
     pub(crate) list_post: bool,
