@@ -23,8 +23,14 @@ impl Record {
                 .status
                 .as_deref()
                 .is_some_and(|s| s.starts_with('4') || s.starts_with('5')),
+            // A 4/5 status outweighs a success-sounding action (a contradiction
+            // some MTAs write); otherwise anything but a success is a failure.
             Some(a) => {
                 !(a.starts_with("deliver") || a.starts_with("relay") || a.starts_with("expand"))
+                    || self
+                        .status
+                        .as_deref()
+                        .is_some_and(|s| s.starts_with('4') || s.starts_with('5'))
             }
             // No Action field: the status class decides.
             None => self
@@ -275,5 +281,14 @@ mod tests {
         );
         assert!(r[1].delayed());
         assert_eq!(r[1].recipient.as_deref(), Some("bob@example.org"));
+    }
+
+    #[test]
+    fn a_failure_status_outweighs_a_success_action() {
+        let r = parse_fields("Final-Recipient: rfc822; a@b.org\nAction: relayed\nStatus: 5.1.1\n");
+        assert!(r[0].failed());
+        let r =
+            parse_fields("Final-Recipient: rfc822; a@b.org\nAction: delivered\nStatus: 2.0.0\n");
+        assert!(!r[0].failed());
     }
 }

@@ -161,3 +161,54 @@ pub(crate) fn policy_subject(subject: &str) -> bool {
     )
     .is_match(subject)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn role_senders() {
+        for f in [
+            "bounces@mailer.example.com",
+            "Announce <announce-owner@lists.example.org>",
+            "LISTSERV@LISTS.EXAMPLE.EDU",
+            "\"Spam Firewall\" <postfilter@gw.example.com>",
+            "Trend Micro Email Security <tmems@x.example>",
+        ] {
+            assert!(bounce_role_sender(f), "{f}");
+        }
+        for f in [
+            "Anna <anna@example.com>",
+            "noreply@news.example.com",
+            "sales@acme.example",
+        ] {
+            assert!(!bounce_role_sender(f), "{f}");
+        }
+    }
+
+    #[test]
+    fn smtp_replies_are_quoted_replies_not_numbers() {
+        assert!(!smtp_replies("said: 550 5.1.1 user unknown").is_empty());
+        assert!(!smtp_replies("Error: 550 Rejected").is_empty());
+        assert!(!smtp_replies("<<< 452 mailbox full").is_empty());
+        assert!(smtp_replies("Your order 550 has shipped").is_empty());
+        assert!(smtp_replies("Upgrade to version 5.1.1 today").is_empty());
+        assert!(smtp_replies("Ticket #450 received").is_empty());
+    }
+
+    #[test]
+    fn an_smtp_reply_must_sit_next_to_a_foreign_address() {
+        let headers = vec![
+            ("From".to_string(), "bounces@esp.example".to_string()),
+            ("To".to_string(), "mark@outreach.test".to_string()),
+        ];
+        assert!(smtp_reply_near_foreign_address(
+            "Recipient: jo@acme.example\nResponse: 550 5.1.1 no such user",
+            &headers
+        ));
+        assert!(!smtp_reply_near_foreign_address(
+            "Sender: mark@outreach.test\nResponse: 550 5.1.1 no such user",
+            &headers
+        ));
+    }
+}

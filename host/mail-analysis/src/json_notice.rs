@@ -30,7 +30,11 @@ fn document(view: &View<'_>) -> Option<String> {
         .position(|t| t.trim_start().starts_with('{'))
     {
         Some(i) => candidates.swap_remove(i),
-        None if candidates[0].contains("notificationType") => candidates.swap_remove(0),
+        None if candidates[0].contains("notificationType")
+            || candidates[0].contains("\"eventType\"") =>
+        {
+            candidates.swap_remove(0)
+        }
         None => return None,
     };
     let head = util::truncate(&doc, 64 * 1024);
