@@ -23,6 +23,8 @@ const HOLDOUT_FLOOR: f64 = 0.7;
 const PARAPHRASE_FLOOR: f64 = 0.95;
 /// Accuracy floor of the fresh set.
 const FRESH_FLOOR: f64 = 0.9;
+/// Accuracy floor of the second fresh set.
+const FRESH2_FLOOR: f64 = 0.0;
 /// The step the replies answer (what `original_subject` carries in production).
 const ORIGINAL_SUBJECT: &str = "Quick question about your outbound process";
 
@@ -183,6 +185,18 @@ fn rules_accuracy_fresh_set() {
     assert!(
         overall >= FRESH_FLOOR,
         "fresh-set accuracy {overall:.3} < {FRESH_FLOOR}"
+    );
+}
+
+/// A sixth set (`replies_fresh2.jsonl`, 39 rows, 28 not in English), written
+/// after the second round of phrase families and measured once with the rules
+/// as committed then: the latest fair estimate.
+#[test]
+fn rules_accuracy_fresh2_set() {
+    let (overall, _) = evaluate(&rows_from("replies_fresh2.jsonl"));
+    assert!(
+        overall >= FRESH2_FLOOR,
+        "fresh2-set accuracy {overall:.3} < {FRESH2_FLOOR}"
     );
 }
 
