@@ -32,7 +32,7 @@ macro_rules! future {
             r"|nächste[nsm]? (jahr|jahres|quartal|monat|halbjahr)|kommende[nsm]? (jahr|jahres|quartal|monat)|anfang (nächsten|des nächsten|kommenden) |nach (q[1-4]|ostern|weihnachten|dem sommer|der sommerpause|den ferien)|im (herbst|frühjahr|sommer|winter|neuen jahr)|in (ein paar|einigen|zwei|drei|sechs) (wochen|monaten)",
             r"|(prochain|prochaine) (trimestre|semestre|année|mois)|(trimestre|semestre|mois|année) prochain|l'an prochain|après (l'été|les vacances|les congés|la rentrée)|(en|à partir de|d'ici) (janvier|février|mars|avril|mai|juin|juillet|septembre|octobre|novembre|décembre|quelques|la fin)|dans (quelques|deux|trois|six|\d+) (mois|semaines)",
             r"|(próximo|próxima|siguiente) (año|trimestre|semestre|mes)|primer trimestre|año que viene|después (del verano|de las vacaciones|de navidad|del año)|dentro de (unos|un par|\d+|dos|tres|seis)|(en|para) (enero|febrero|marzo|abril|mayo|junio|julio|septiembre|octubre|noviembre|diciembre)",
-            r"|(prossimo|prossima) (anno|trimestre|semestre|mese)|anno prossimo|dopo (l'estate|le vacanze|le ferie|natale)|(tra|fra) (qualche|un paio|due|tre|sei|\d+) (mesi|settimane)|più avanti|nel corso dell'anno|in autunno|a settembre",
+            r"|(prossimo|prossima) (anno|trimestre|semestre|mese)|anno prossimo|dopo (l'estate|le vacanze|le ferie|natale)|(tra|fra) (qualche|un paio di|un paio|due|tre|sei|\d+) (mesi|settimane)|più avanti|nel corso dell'anno|in autunno|a settembre",
             r"|volgend (jaar|kwartaal|half jaar)|volgende maand|over (een|een paar|enkele|twee|drie|zes|\d+) (half jaar|jaar|maanden|weken|kwartaal)|na de zomer|later dit jaar|in het najaar",
             r"|(próximo|próxima) (ano|semestre|trimestre|mês)|ano que vem|mais para frente|mais adiante|depois (do verão|das férias|do carnaval)|daqui a"
         )
@@ -49,6 +49,9 @@ pub(crate) fn not_now() -> &'static Regex {
         future!(),
         r").{0,40}(reach|check|come|ping|contact|email|write|call|try|revisit|reconnect|talk|look|touch|pick)",
         // a far-off time is a deferral by itself (a near one, "next week", is not)
+        r"|(in|within|after) (a few|a couple of|several|two|three|four|six|\d+) months|in (ein paar|einigen|zwei|drei|sechs|\d+) monaten|dans (quelques|deux|trois|six|\d+) mois|dentro de (unos|un par de|dos|tres|seis|\d+) meses|en (unos|un par de|dos|tres|seis) meses|(tra|fra) (qualche|un paio di|due|tre|sei|\d+) mesi|over (een paar|enkele|twee|drie|zes|\d+) maanden|over een half jaar|(daqui a|em|dentro de) (alguns|uns|dois|três|seis|\d+) meses",
+        // postponing verbs
+        r"|(postpone|push (it |this |that )?(back|out)|defer|delay|shelve)\w*|verschieb\w*|vertag\w*|(reporter|repousser|décaler)\w*|(aplaz|pospon|postergar|posterg)\w*|(rimand|rinvi|posticip)\w*|(uitstel|uitgesteld|verschuiven)\w*|(adiar|adiamos|adie)\w*",
         r"|(después (del verano|de las vacaciones|de navidad)|dopo (l'estate|le vacanze|le ferie)|après (l'été|les vacances|les congés)|nach (dem sommer|der sommerpause|den ferien|q[1-4])|na de zomer|depois (do verão|das férias)|(next|coming) (quarter|fiscal|half)|budget (cycle|year|round) )",
         // "not now" words near a time, or not a priority / no capacity at present
         r"|(not|isn't|is not|no|aren't|can't|cannot|won't) .{0,40}(right now|at the moment|at this (time|point|stage)|currently|for now|this (week|month|quarter|half|year|season))",
@@ -109,6 +112,12 @@ pub(crate) fn objection() -> &'static Regex {
         r"|(lösen|machen|erledigen|regeln) wir (mit|über|intern|selbst)",
         // tried before and it did not work; no value
         r"|(tried|used|tested) (something|it|this|that|one|a tool|tools) .{0,30}(before|already|last year|similar|like this)|(didn't|did not|never) (work|pay off|help|deliver)|(never|won't|wouldn't) get (any |much )?value|no (real )?value",
+        // decided against; sees no value or point; makes no sense for us (negation
+        // with a value noun, in every language)
+        r"|decided (against|not to)|(gegen|dagegen) .{0,30}entschieden|entschieden .{0,20}gegen|décidé de ne pas|(decidimos|hemos decidido) no|abbiamo deciso di non|besloten (om )?(niet|het niet)|decidimos não",
+        r"|(don't|do not|can't|cannot|fail to) see (the |any |much |a )?(value|point|need|benefit|use|reason)|(sehen|sehe) (darin |hier )?(keinen|kein|keine) (nutzen|mehrwert|sinn|bedarf|vorteil)|(ne|n') ?(en )?(voyons|vois) pas (l'intérêt|l'utilité|la valeur|le besoin|d'intérêt)|no (le )?(vemos|veo) (el |ningún |mucho )?(valor|sentido|beneficio|interés|necesidad)|non (ne |ci )?(vediamo|vedo) (il |alcun |nessun )?(valore|senso|vantaggio|bisogno|interesse)|(zien|zie) (er )?(geen|het nut niet|de waarde niet)( nut| waarde| meerwaarde| zin)?",
+        r"|(doesn't|does not|wouldn't|won't) make (much |any )?sense|makes no sense|(nicht|wenig|kaum) sinnvoll|ergibt (für uns )?keinen sinn|n'a pas (de|beaucoup de) sens|no tiene (mucho |ningún )?sentido|non ha (molto |alcun )?senso|heeft (voor ons )?geen zin|(não|nao) faz (muito )?sentido",
+        r"|(not|nicht|pas|no|non|niet|não) (really |wirklich |vraiment |realmente |davvero |echt |muito )?(suitable|adapted|geeignet|passend|adapté|adaptée|adecuad[oa]|adatt[oa]|geschikt|adequad[oa])|outbound isn't|(isn't|is not) how we",
         // German
         r"|(anderen|einen|unseren|unserem|bestehenden) (anbieter|dienstleister|partner)|(schon|bereits) seit|wechseln (nicht|wir nicht)|(machen|entwickeln|lösen) (das |wir )*(selbst|intern)\b|eigene[nr]? (lösung|tool|entwicklung)|uninteressant|nichts für uns|betrifft uns nicht|kein(en)? (bedarf|interesse|budget)|(brauchen|benötigen) (wir )?(das |so etwas |sowas )?(nicht|kein)",
         // French
@@ -139,6 +148,9 @@ pub(crate) fn unsubscribe() -> &'static Regex {
         r"|(delet|eras|remov|lösch|supprim|borr|elimin|cancell|verwijder|apag|exclu).{0,60}(gdpr|dsgvo|rgpd|avg|lgpd)",
         // a removal verb aimed at me (a clitic or an object) and "your list / database"
         r"|(remov|delet|eras|strik|lösch|entfern|streich|supprim|retir|enlev|effac|borr|elimin|quit|cancell|rimuov|togli|verwijder|haal|schrap|exclu|apag|tir)\w*(\w(me|mi|mich|moi)|[- ](me|mi|moi)|( \S+){0,3} (me|my|us|mich|meine\w*|moi|mon|ma|mes|mi|mis|mio|mia|miei|mij|mijn|meu|minha|this address|diese adresse))\b.{0,40}(your|ihre[mnr]?|eure[mnr]?|votre|vos|su|sus|vuestra|vostra|vostro|vostri|uw|jullie|je|vossa|vosso|sua|seu) (e-?mail |mailing |mail |contact |distribution |adress|de )?(list|lists|database|mailing|distribution|verteiler|liste|datenbank|kartei|adressliste|fichier|base|lista|listado|bestand|lijst|mailinglijst|cadastro|banco de dados)",
+        r"|no (vuelvan|vuelvas|volváis) a (escribir|contactar|enviar|mandar|llamar)|non (tornate|tornare) a (scriver|contattar|mandar|inviar)|não (voltem|volte) a (escrever|contactar|contatar|enviar|mandar)",
+        r"|(don't|do not|no longer) want (these|your|any|more|any more|this) (messages|e-?mails|mails|emails)|(want|wish|ask) (not|never) to be contacted|(not|never) (be )?contacted .{0,30}again",
+        r"|(^|[.!?] )(please |bitte |merci de |por favor,? |per favore,? |graag |por favor,? )?(stop|stopp|arrêtez|basta|parem|pare|stoppen|stop it|remove|remove me|unsubscribe|abmelden|austragen|désinscrire|désabonner|baja|cancellami|uitschrijven|afmelden|descadastrar)( please| bitte| merci| gracias| grazie| graag| obrigad[oa])?([.!]|$)",
         // a bare "stop" sentence; never signed up
         r"|(^|[.!] )(stop|stopp|arrêtez|basta|para|parem|pare|stoppen|stop it)[.!]*$|never (signed up|subscribed|opted in|agreed)|(didn't|did not) (sign up|subscribe|opt in)|nie angemeldet|jamais inscrit",
         // German (separable verbs: "melden Sie mich ... ab", "tragen Sie mich ... aus")
@@ -157,11 +169,44 @@ pub(crate) fn unsubscribe() -> &'static Regex {
     ))
 }
 
+/// A negation, a contact verb and an "again / any more" word ("don't email me
+/// again", "non contattarmi più", "ne m'envoyez plus", "no me escriban más");
+/// only an opt-out when it is aimed at the writer (see [`aimed_at_me`]), since
+/// "we don't send more than 50 emails" has the same shape.
+pub(crate) fn negated_contact() -> &'static Regex {
+    regex!(concat!(
+        r"\b(",
+        r"(don't|do not|never|not|no|nicht|kein\w*|ne|n'|non|niet|geen|não|nunca) .{0,25}(contact|e-?mail|mail|writ|messag|send|reach|call|kontaktier|anschreib|schreib|send|envo|écri|contact|escrib|contact|envi|mand|scriv|contatt|invi|mand|benader|contacteer|stuur|schrijf|escrev|contat|envi|mand)\w* .{0,25}(again|anymore|any more|any longer|ever again|wieder|mehr|nochmal|plus|jamais|más|nunca más|otra vez|de nuevo|più|mai più|meer|nooit meer|opnieuw|mais|novamente|de novo)\b",
+        r")"
+    ))
+}
+
+/// Whether a phrase names the writer as the one not to contact: a first-person
+/// object or subject, or a clitic on the verb.
+pub(crate) fn aimed_at_me(phrase: &str) -> bool {
+    regex!(
+        r"\b(me|mi|m'|mich|mir|moi|nous|mij|uns|us|nos|i'm|i am|we're|we are)\b|\w(ar|er|ir|re|te)(me|mi)\b|\w-(me|moi)\b|\bm'"
+    )
+        .is_match(phrase)
+}
+
+/// Who is this / wrong person / do not know the company: an answer, not about
+/// the offer (scored for `other`).
+pub(crate) fn referral() -> &'static Regex {
+    regex!(concat!(
+        r"\b(",
+        r"who (are you|is this|is sending)|wer sind sie|qui êtes-vous|qui (es|est)-tu|quién (es usted|eres|son ustedes)|chi (siete|è lei|sei)|wie (bent u|ben jij|zijn jullie)|quem (é você|são vocês|é o senhor)",
+        r"|(don't|do not) (recognise|recognize|know) (the|your|this) (company|firm|name|sender)|kenne (ihre|die|diese) (firma|firmen|unternehmen)? ?nicht|ne (connais|connaissons) pas (votre|cette) (entreprise|société)|no (conozco|conocemos) (su|la|esta) empresa|non (conosco|conosciamo) (la vostra|questa) (azienda|società)|ken (uw|jullie|dit) bedrijf niet|não (conheço|conhecemos) (a|essa|sua) empresa",
+        r")"
+    ))
+}
+
 pub(crate) fn interested() -> &'static Regex {
     regex!(concat!(
         r"\b(",
         r"(send|share|forward|pass) (me |us |over )?(a |an |the |your |some )?(deck|one-?pager|brochure|overview|case stud|pricing|proposal|info|details|demo|video|examples?|slots?|times?)",
         r"|how (quickly|fast|long|soon|easily|easy|hard) (could|can|would|does|will|is|do)|get (this|it) (running|set up|started|going|live)|what would it take",
+        r"|timing('s| is) (actually |really |quite )?(good|great|decent|right|perfect|fine)|good timing|perfect timing",
         r"|one-?pager|intrigued|what (kind of |sort of )?results|(good|great|a good|a great) fit|who('s| is) the (best|right) person to (set up|talk|meet|book)",
         r"|démo(nstration)?|je veux bien|voorstel|ziet er goed uit|lijkt me|terminvorschl|klingt spannend|mi sembra interessante|me parece interesante|tenho interesse|podemos marcar",
         r")"
@@ -207,6 +252,24 @@ mod tests {
             "Para nosotros es interesante, ¿podemos hablar?",
         ] {
             assert!(!unsubscribe().is_match(&fold(t)), "{t}");
+        }
+        for t in [
+            "Don't hesitate to write me again next month if anything changes.",
+            "We don't send more than 50 emails a day, so this seems overkill.",
+            "Nous n'envoyons pas plus de 50 emails par jour.",
+            "Non inviamo più di 50 email al giorno.",
+            "No enviamos más de 50 correos al día.",
+        ] {
+            assert!(!crate::phrases::is_unsubscribe_request(t), "{t}");
+        }
+        for t in [
+            "No vuelvan a escribirme, por favor.",
+            "Vi prego di non contattarmi più.",
+            "Ne m'envoyez plus rien.",
+            "Can you make sure I'm not contacted by your company again?",
+            "Schicken Sie mir keine Mails mehr.",
+        ] {
+            assert!(crate::phrases::is_unsubscribe_request(t), "{t}");
         }
         for t in [
             "Happy to talk again next week.",

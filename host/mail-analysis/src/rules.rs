@@ -136,7 +136,10 @@ fn scored(t: &str) -> Verdict {
                 + 2 * count(lexicon::negated_interest(), t)
                 + count(lexicon::objection_weak(), t),
         ),
-        ("other", 2 * count(lexicon::referral_strong(), t)),
+        (
+            "other",
+            2 * count(lexicon::referral_strong(), t) + 2 * count(families::referral(), t),
+        ),
         (
             "interested",
             2 * count(lexicon::interested_strong(), &without_negations)

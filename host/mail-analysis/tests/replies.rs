@@ -24,7 +24,7 @@ const PARAPHRASE_FLOOR: f64 = 0.95;
 /// Accuracy floor of the fresh set.
 const FRESH_FLOOR: f64 = 0.9;
 /// Accuracy floor of the second fresh set.
-const FRESH2_FLOOR: f64 = 0.0;
+const FRESH2_FLOOR: f64 = 0.9;
 /// The step the replies answer (what `original_subject` carries in production).
 const ORIGINAL_SUBJECT: &str = "Quick question about your outbound process";
 
