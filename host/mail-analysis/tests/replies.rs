@@ -25,6 +25,8 @@ const PARAPHRASE_FLOOR: f64 = 0.95;
 const FRESH_FLOOR: f64 = 0.9;
 /// Accuracy floor of the second fresh set.
 const FRESH2_FLOOR: f64 = 0.9;
+/// Accuracy floor of the third fresh set (set below its once-measured figure).
+const FRESH3_FLOOR: f64 = 0.8;
 /// The step the replies answer (what `original_subject` carries in production).
 const ORIGINAL_SUBJECT: &str = "Quick question about your outbound process";
 
@@ -197,6 +199,18 @@ fn rules_accuracy_fresh2_set() {
     assert!(
         overall >= FRESH2_FLOOR,
         "fresh2-set accuracy {overall:.3} < {FRESH2_FLOOR}"
+    );
+}
+
+/// A seventh set (`replies_fresh3.jsonl`, 39 rows, 28 not in English), written
+/// after the third round of phrase families and measured once; nothing was
+/// tuned on it. Its floor only guards against regressions.
+#[test]
+fn rules_accuracy_fresh3_set() {
+    let (overall, _) = evaluate(&rows_from("replies_fresh3.jsonl"));
+    assert!(
+        overall >= FRESH3_FLOOR,
+        "fresh3-set accuracy {overall:.3} < {FRESH3_FLOOR}"
     );
 }
 
