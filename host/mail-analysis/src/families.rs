@@ -50,16 +50,19 @@ pub(crate) fn not_now() -> &'static Regex {
         r").{0,40}(reach|check|come|ping|contact|email|write|call|try|revisit|reconnect|talk|look|touch|pick)",
         // a far-off time is a deferral by itself (a near one, "next week", is not)
         r"|(in|within|after) (a few|a couple of|several|two|three|four|six|\d+) months|in (ein paar|einigen|zwei|drei|sechs|\d+) monaten|dans (quelques|deux|trois|six|\d+) mois|dentro de (unos|un par de|dos|tres|seis|\d+) meses|en (unos|un par de|dos|tres|seis) meses|(tra|fra) (qualche|un paio di|due|tre|sei|\d+) mesi|over (een paar|enkele|twee|drie|zes|\d+) maanden|over een half jaar|(daqui a|em|dentro de) (alguns|uns|dois|três|seis|\d+) meses",
+        // seasons ahead, in every language
+        r"|(à|en|cet|d'ici) l?'?(automne|printemps|été)|au (printemps|début de l'année prochaine)|en (otoño|primavera)|(in|a) (autunno|primavera)|in (het )?(najaar|voorjaar)|(no|na) (outono|primavera)|im (herbst|frühjahr|frühling)|(in the |this |next )(fall|autumn|spring)",
         // postponing verbs
         r"|(postpone|push (it |this |that )?(back|out)|defer|delay|shelve)\w*|verschieb\w*|vertag\w*|(reporter|repousser|décaler)\w*|(aplaz|pospon|postergar|posterg)\w*|(rimand|rinvi|posticip)\w*|(uitstel|uitgesteld|verschuiven)\w*|(adiar|adiamos|adie)\w*",
         r"|(después (del verano|de las vacaciones|de navidad)|dopo (l'estate|le vacanze|le ferie)|après (l'été|les vacances|les congés)|nach (dem sommer|der sommerpause|den ferien|q[1-4])|na de zomer|depois (do verão|das férias)|(next|coming) (quarter|fiscal|half)|budget (cycle|year|round) )",
         // "not now" words near a time, or not a priority / no capacity at present
-        r"|(not|isn't|is not|no|aren't|can't|cannot|won't) .{0,40}(right now|at the moment|at this (time|point|stage)|currently|for now|this (week|month|quarter|half|year|season))",
+        r"|(don't|do not|doesn't|won't|no|not|without|lack) (have |got )?(the |any |enough )?(bandwidth|capacity|time|resources|headcount|room|budget) (for (this|it|that) )?(this|right now|at the moment|for now|currently|until|before|now|at present)",
+        r"|(not|isn't|is not|no|aren't|can't|cannot|won't|don't|do not|doesn't) .{0,40}(right now|at the moment|at this (time|point|stage)|currently|for now|this (week|month|quarter|half|year|season))",
         r"|(not|isn't|no|low) (a |our |the )?(top |big |high |real )?priority",
         r"|timing (is |isn't |is not )?(off|wrong|bad|not right)|wrong time|not the right (time|moment)|no (bandwidth|capacity|room|time) (for|to|right|at|this)",
         r"|(can't|cannot|not able to|unable to|no way to) (take (this|it|that) on|look at|prioriti[sz]e|consider|evaluate)",
         // "again" words with a future time, either order, and future-tense talk of later
-        r"|(again|wieder|erneut|nochmal|noch einmal|de nouveau|à nouveau|reparler|reparlerons|reprendre|revoir|de nuevo|otra vez|retomar|di nuovo|riparl\w*|nog eens|opnieuw|novamente|de novo) .{0,40}(",
+        r"|(again|wieder|erneut|nochmal|noch einmal|de nouveau|à nouveau|reparler|reparlerons|repren\w*|revoir|de nuevo|otra vez|retomar|di nuovo|riparl\w*|nog eens|opnieuw|novamente|de novo) .{0,40}(",
         future!(),
         r")|(",
         future!(),
@@ -118,6 +121,8 @@ pub(crate) fn objection() -> &'static Regex {
         r"|(don't|do not|can't|cannot|fail to) see (the |any |much |a )?(value|point|need|benefit|use|reason)|(sehen|sehe) (darin |hier )?(keinen|kein|keine) (nutzen|mehrwert|sinn|bedarf|vorteil)|(ne|n') ?(en )?(voyons|vois) pas (l'intérêt|l'utilité|la valeur|le besoin|d'intérêt)|no (le )?(vemos|veo) (el |ningún |mucho )?(valor|sentido|beneficio|interés|necesidad)|non (ne |ci )?(vediamo|vedo) (il |alcun |nessun )?(valore|senso|vantaggio|bisogno|interesse)|(zien|zie) (er )?(geen|het nut niet|de waarde niet)( nut| waarde| meerwaarde| zin)?",
         r"|(doesn't|does not|wouldn't|won't) make (much |any )?sense|makes no sense|(nicht|wenig|kaum) sinnvoll|ergibt (für uns )?keinen sinn|n'a pas (de|beaucoup de) sens|no tiene (mucho |ningún )?sentido|non ha (molto |alcun )?senso|heeft (voor ons )?geen zin|(não|nao) faz (muito )?sentido",
         r"|(not|nicht|pas|no|non|niet|não) (really |wirklich |vraiment |realmente |davvero |echt |muito )?(suitable|adapted|geeignet|passend|adapté|adaptée|adecuad[oa]|adatt[oa]|geschikt|adequad[oa])|outbound isn't|(isn't|is not) how we",
+        // not needed; enough of what the offer brings
+        r"|(isn't|is not|not|aren't) (really |actually )?(needed|necessary|required)|(nicht|kaum) (nötig|notwendig|erforderlich)|pas (vraiment )?nécessaire|no (es |nos es |resulta )?necesario|non (è |ci è )?necessario|não é (necessário|preciso)|(get|have|generate|got) (more than )?enough (leads|pipeline|business|customers|clients|demand|meetings)|genug (leads|kunden|anfragen)|assez de (leads|clients)|suficientes (leads|clientes)|abbastanza (lead|clienti)|genoeg (leads|klanten)",
         // German
         r"|(anderen|einen|unseren|unserem|bestehenden) (anbieter|dienstleister|partner)|(schon|bereits) seit|wechseln (nicht|wir nicht)|(machen|entwickeln|lösen) (das |wir )*(selbst|intern)\b|eigene[nr]? (lösung|tool|entwicklung)|uninteressant|nichts für uns|betrifft uns nicht|kein(en)? (bedarf|interesse|budget)|(brauchen|benötigen) (wir )?(das |so etwas |sowas )?(nicht|kein)",
         // French
@@ -141,7 +146,7 @@ pub(crate) fn unsubscribe() -> &'static Regex {
         r"(remove|take|delete|drop|strike|erase|scratch|cross|purge|exclude) (me|us|my (e-?mail|address|name|details|contact|data)|this (address|e-?mail)) (off|from|out)",
         r"|(want|wish|like|ask|asking|need|request) (you )?to be (removed|taken off|unsubscribed|deleted|excluded|erased)|be (removed|taken off|unsubscribed) from",
         r"|(deletion|erasure|removal) of (all )?(my |the |any )?(personal )?(data|information|details|address)|(gdpr|dsgvo|rgpd|avg|lgpd).{0,60}(delet|eras|remov|lösch|supprim|borr|elimin|cancell|verwijder|apag|exclu)",
-        r"|(stop|quit|cease) (all )?(sending|emailing|e-mailing|contacting|messaging|writing)|(don't|do not|never) (ever )?(contact|email|e-mail|message|write to) (me|us) (again|anymore|any more)",
+        r"|(stop|stopped|stopping|quit|cease|ceased) (all |any )?(sending|emailing|e-mailing|contacting|messaging|writing|spamming|mailing)|(don't|do not|never) (ever )?(contact|email|e-mail|message|write to) (me|us) (again|anymore|any more)",
         r"|(don't|do not|no longer) (want|wish) (to )?(receive|get|hear from)|no (more|further) (e-?mails|emails|messages|contact|mails)",
         // an erasure noun with "my data", the law named before or after
         r"|(deletion|erasure|löschung|suppression|effacement|eliminación|supresión|cancellazione|verwijdering|exclusão|apagamento|eliminação) (of |meiner |de mes |de mis |dei miei |delle mie |van mijn |dos meus |de meus )(personal |personenbezogenen |personnelles |personales |personali |persoonlijke |pessoais )?(data|daten|données|datos|dati|gegevens|dados|details|information)",
@@ -151,6 +156,10 @@ pub(crate) fn unsubscribe() -> &'static Regex {
         r"|no (vuelvan|vuelvas|volváis) a (escribir|contactar|enviar|mandar|llamar)|non (tornate|tornare) a (scriver|contattar|mandar|inviar)|não (voltem|volte) a (escrever|contactar|contatar|enviar|mandar)",
         r"|(don't|do not|no longer) want (these|your|any|more|any more|this) (messages|e-?mails|mails|emails)|(want|wish|ask) (not|never) to be contacted|(not|never) (be )?contacted .{0,30}again",
         r"|(^|[.!?] )(please |bitte |merci de |por favor,? |per favore,? |graag |por favor,? )?(stop|stopp|arrêtez|basta|parem|pare|stoppen|stop it|remove|remove me|unsubscribe|abmelden|austragen|désinscrire|désabonner|baja|cancellami|uitschrijven|afmelden|descadastrar)( please| bitte| merci| gracias| grazie| graag| obrigad[oa])?([.!]|$)",
+        // "stop sending me" in the other languages, a pronoun allowed before the verb
+        r"|(dejen|deja|dejad|parem|pare|para|smettete|smetti|smettila|arrêtez|arrête|cessez|hou op met|stop met|hören sie auf|hör auf)( de| di| met| mir| uns)? ?(me |mi |m'|nos |ci |mir |uns )?(env|escrib|mand|contact|escrev|scriv|invi|mail|e-?mail|stur|schick|schreib|écri|contat)\w*",
+        // wanting to hear nothing more
+        r"|(nichts|nie) mehr (von ihnen |von euch |von dir )?(hören|bekommen|erhalten|lesen)|(don't|do not|never) want to hear (from you|from your company|anything)|ne (veux|souhaite) plus (rien )?(entendre|recevoir)|no quiero saber (nada|más)|non voglio più (sentire|ricevere)|wil (niets|niks) meer (horen|ontvangen)|não quero (mais )?(saber|ouvir)",
         // a bare "stop" sentence; never signed up
         r"|(^|[.!] )(stop|stopp|arrêtez|basta|para|parem|pare|stoppen|stop it)[.!]*$|never (signed up|subscribed|opted in|agreed)|(didn't|did not) (sign up|subscribe|opt in)|nie angemeldet|jamais inscrit",
         // German (separable verbs: "melden Sie mich ... ab", "tragen Sie mich ... aus")
