@@ -8,7 +8,7 @@
 //! Mimecast) all write such notices in their own words; these signals do not
 //! depend on the words.
 
-use crate::util::{self, regex};
+use crate::util::{self, wregex as regex};
 
 /// A sender address whose role is handling bounces, mailing lists or filtering:
 /// `bounces@`, `bounce-…@`, `…-bounces@`, `…-owner@`, `owner-…@`, `listserv@`,

@@ -89,7 +89,22 @@ pub(crate) fn signals(
     text: &str,
     headers: &[(String, String)],
 ) -> Signals {
-    let notice = util::fold(util::truncate(notice(text), 64 * 1024));
+    signals_with(from, subject, text, headers, false)
+}
+
+/// [`signals`], knowing whether the message has an attached original (a machine
+/// marker only the MIME structure shows). The costlier evidence (SMTP replies,
+/// policy wording) is only gathered when some sender or machine marker makes it
+/// count.
+pub(crate) fn signals_with(
+    from: &str,
+    subject: &str,
+    text: &str,
+    headers: &[(String, String)],
+    has_original: bool,
+) -> Signals {
+    let raw_notice = util::truncate(self::notice(text), 64 * 1024);
+    let notice = util::fold(raw_notice);
     let from = from.to_lowercase();
     let subj = subject.to_lowercase();
     let return_path_null = util::header(headers, "Return-Path").is_some_and(|v| {
@@ -105,24 +120,39 @@ pub(crate) fn signals(
                 .contains("report-type=\"delivery-status")
     });
     let mta_header = evidence::mta_header(headers);
-    let raw_notice = util::truncate(self::notice(text), 64 * 1024);
-    Signals {
+    let mut sig = Signals {
         daemon: is_daemon(&from) || util::header(headers, "X-Mailer-Daemon").is_some(),
         subject: bounce_subject().is_match(&subj),
         reply_prefix: regex!(r"^\s*(re|fwd?|aw|wg|sv|vs|tr|rv|antw|odp|r|i)\s*:").is_match(&subj),
         strong: STRONG.iter().filter(|p| notice.contains(*p)).count(),
         weak: weak_phrases().find_iter(&notice).count(),
-        machine: return_path_null || auto || report || mta_header,
+        machine: return_path_null || auto || report || mta_header || has_original,
         role: evidence::bounce_role_sender(&from),
         list: evidence::list_or_bulk(headers),
         list_post: util::header(headers, "List-Post").is_some(),
-        smtp_reply: evidence::smtp_reply_near_foreign_address(raw_notice, headers),
-        policy: evidence::policy_wording(raw_notice),
+        smtp_reply: false,
+        policy: 0,
         policy_subject: evidence::policy_subject(&subj),
         mta_header,
         automated: evidence::automated_sender(&from),
-        held: evidence::moderation_hold(&subj, raw_notice),
+        held: false,
+    };
+    if sig.daemon || sig.role || sig.machine || sig.automated || sig.mta_header {
+        sig.smtp_reply = evidence::smtp_reply_near_foreign_address(raw_notice, headers);
+        sig.policy = evidence::policy_wording(raw_notice);
     }
+    if !sig.daemon
+        && (sig.subject
+            || sig.strong > 0
+            || sig.weak > 0
+            || sig.role
+            || sig.machine
+            || sig.automated
+            || sig.mta_header)
+    {
+        sig.held = evidence::moderation_hold(&subj, raw_notice);
+    }
+    sig
 }
 
 /// A human reply or forward ("Re:", "Fwd:"...) or list/bulk mail not sent by a
@@ -220,14 +250,13 @@ pub(crate) fn notice(text: &str) -> &str {
 pub(crate) fn detect(view: &View<'_>, parsed: &Parsed) -> Option<Inspection> {
     let text = view.text();
     let from = util::header(&parsed.headers, "From").unwrap_or("");
-    let mut sig = signals(from, &parsed.subject, &text, &parsed.headers);
     let has_original = view.parts().iter().any(|p| {
         matches!(
             crate::mime::content_type(p).as_str(),
             "message/rfc822" | "text/rfc822-headers" | "message/global"
         )
     });
-    sig.machine |= has_original;
+    let sig = signals_with(from, &parsed.subject, &text, &parsed.headers, has_original);
     if !sig.is_bounce() {
         return None;
     }
