@@ -52,6 +52,19 @@ pub(crate) fn moderation_hold(subject: &str, notice: &str) -> bool {
     .is_match(&text)
 }
 
+/// A sending report about many messages (a campaign summary: "Sent: 1,240
+/// Delivered: 1,221 Bounced: 12"), not a report that one message failed, even
+/// when it quotes a bounce reason: two or more counters.
+pub(crate) fn campaign_statistics(notice: &str) -> bool {
+    let text = util::fold(util::truncate(notice, 16 * 1024));
+    regex!(
+        r"\b(sent|delivered|bounced|bounces|hard bounces|soft bounces|opens|opened|clicks|clicked|complaints|unsubscribes|recipients|open rate|click rate|delivery rate|bounce rate|zugestellt|versendet|envoyés|délivrés|enviados|entregados|inviati|consegnati|verzonden|afgeleverd|entregues)\s*:?\s*[0-9][0-9,.]*%?"
+    )
+    .find_iter(&text)
+    .count()
+        >= 2
+}
+
 /// List or bulk mail (a list post, a newsletter: `List-Id`, `List-Unsubscribe`,
 /// `List-Post`): never a delivery report unless a daemon sent it, it carries a
 /// report structure, or it is a list manager's own notice. `Precedence: bulk`

@@ -5,7 +5,8 @@
 //! objects of other services (Postmark `RecordType`/`Type`, SendGrid and Mailgun
 //! `event`, SparkPost `type`, Mandrill `event`...).
 //!
-//! The principle: the message *is* a JSON document (its text starts with `{`, or a
+//! The principle: the message *is* a JSON document (its text starts with `{` or
+//! `[{`, or a
 //! part is `application/json`) whose event field names a bounce or a failure and
 //! which names the recipient in an address field. Prose quoting a JSON snippet is
 //! not such a document.
@@ -27,7 +28,8 @@ fn document(view: &View<'_>) -> Option<String> {
     // SES through SNS is recognised by its field name wherever the JSON starts.
     let doc = match candidates
         .iter()
-        .position(|t| t.trim_start().starts_with('{'))
+        // An object, or an array of event objects (Mandrill posts a batch).
+        .position(|t| t.trim_start().starts_with('{') || t.trim_start().starts_with("[{"))
     {
         Some(i) => candidates.swap_remove(i),
         None if candidates[0].contains("notificationType")

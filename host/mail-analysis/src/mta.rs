@@ -41,6 +41,8 @@ pub(crate) struct Signals {
     pub(crate) automated: bool,
     /// A moderation hold, not a failure.
     pub(crate) held: bool,
+    /// A sending report about many messages (campaign counters).
+    pub(crate) campaign: bool,
 }
 
 impl Signals {
@@ -62,7 +64,7 @@ impl Signals {
         // its rejections with List-Id, List-Unsubscribe and Precedence but no
         // List-Post, the original attached) is not list mail in this sense.
         let list = self.list && !(self.role && self.machine && !self.list_post);
-        if (list || self.held) && !self.daemon {
+        if (list || self.held || self.campaign) && !self.daemon {
             return false;
         }
         let wording = self.strong > 0 || self.weak > 0;
@@ -136,6 +138,7 @@ pub(crate) fn signals_with(
         mta_header,
         automated: evidence::automated_sender(&from),
         held: false,
+        campaign: false,
     };
     if sig.daemon || sig.role || sig.machine || sig.automated || sig.mta_header {
         sig.smtp_reply = evidence::smtp_reply_near_foreign_address(raw_notice, headers);
@@ -151,6 +154,7 @@ pub(crate) fn signals_with(
             || sig.mta_header)
     {
         sig.held = evidence::moderation_hold(&subj, raw_notice);
+        sig.campaign = evidence::campaign_statistics(raw_notice);
     }
     sig
 }
