@@ -43,6 +43,8 @@ pub(crate) struct Signals {
     pub(crate) held: bool,
     /// A sending report about many messages (campaign counters).
     pub(crate) campaign: bool,
+    /// The text says its author is away (out of office).
+    pub(crate) away: bool,
 }
 
 impl Signals {
@@ -67,6 +69,11 @@ impl Signals {
         if (list || self.held || self.campaign) && !self.daemon {
             return false;
         }
+        // An out-of-office notice quoting an old address's failure is still an
+        // out-of-office notice, unless MTA boilerplate says otherwise.
+        if self.away && !self.daemon && self.strong == 0 {
+            return false;
+        }
         let wording = self.strong > 0 || self.weak > 0;
         let policy = self.policy > 0 || self.policy_subject;
         (self.daemon && (self.subject || wording || self.machine))
@@ -80,7 +87,10 @@ impl Signals {
             || (self.machine && self.smtp_reply && (self.subject || wording || policy))
             || (self.mta_header && (self.smtp_reply || self.subject || wording))
             || ((self.daemon || self.role) && self.smtp_reply)
-            || (self.automated && self.smtp_reply && (self.subject || wording || policy))
+            || (self.automated
+                && self.smtp_reply
+                && (self.subject || self.policy_subject)
+                && (wording || self.policy > 0))
     }
 }
 
@@ -139,6 +149,7 @@ pub(crate) fn signals_with(
         automated: evidence::automated_sender(&from),
         held: false,
         campaign: false,
+        away: false,
     };
     if sig.daemon || sig.role || sig.machine || sig.automated || sig.mta_header {
         sig.smtp_reply = evidence::smtp_reply_near_foreign_address(raw_notice, headers);
@@ -155,6 +166,7 @@ pub(crate) fn signals_with(
     {
         sig.held = evidence::moderation_hold(&subj, raw_notice);
         sig.campaign = evidence::campaign_statistics(raw_notice);
+        sig.away = crate::phrases::is_out_of_office(util::truncate(raw_notice, 16 * 1024));
     }
     sig
 }
