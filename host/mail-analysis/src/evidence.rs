@@ -65,6 +65,21 @@ pub(crate) fn campaign_statistics(notice: &str) -> bool {
         >= 2
 }
 
+/// A quarantine digest or release notice about mail sent *to* the reader ("You
+/// have 3 messages in quarantine", "review these messages", "release"): about
+/// inbound mail held by the reader's own filter, not about our message failing.
+pub(crate) fn quarantine_digest(subject: &str, notice: &str) -> bool {
+    let text = util::fold(&format!(
+        "{} {}",
+        subject,
+        util::truncate(notice, 16 * 1024)
+    ));
+    regex!(
+        r"\b(you have|there (is|are)) (\d+ )?(new )?(messages?|e-?mails?) (in|held in|waiting in|in your) (your |the )?(quarantine|spam|junk)|\bmessages? (held|waiting|quarantined) for you\b|\b(quarantine|spam) (summary|digest|report)\b|\breview (these|the|your) (quarantined )?messages\b|\brelease (this|the|these) messages?\b|\bsie haben \d* ?(neue )?nachrichten in (der )?quarantäne\b|\bvous avez \d* ?(nouveaux )?messages en quarantaine\b"
+    )
+    .is_match(&text)
+}
+
 /// List or bulk mail (a list post, a newsletter: `List-Id`, `List-Unsubscribe`,
 /// `List-Post`): never a delivery report unless a daemon sent it, it carries a
 /// report structure, or it is a list manager's own notice. `Precedence: bulk`

@@ -39,7 +39,7 @@ pub(crate) struct Signals {
     pub(crate) mta_header: bool,
     /// Sent from a `no-reply@`-like address.
     pub(crate) automated: bool,
-    /// A moderation hold, not a failure.
+    /// A moderation hold or a quarantine digest, not a failure.
     pub(crate) held: bool,
     /// A sending report about many messages (campaign counters).
     pub(crate) campaign: bool,
@@ -164,7 +164,8 @@ pub(crate) fn signals_with(
             || sig.automated
             || sig.mta_header)
     {
-        sig.held = evidence::moderation_hold(&subj, raw_notice);
+        sig.held = evidence::moderation_hold(&subj, raw_notice)
+            || evidence::quarantine_digest(&subj, raw_notice);
         sig.campaign = evidence::campaign_statistics(raw_notice);
         sig.away = crate::phrases::is_out_of_office(util::truncate(raw_notice, 16 * 1024));
     }
