@@ -20,9 +20,14 @@ pub(crate) fn bounce_role_sender(from: &str) -> bool {
     let local_role = crate::mta::addresses_in(&from).iter().any(|a| {
         let local = a.split('@').next().unwrap_or("");
         regex!(
-            r"^(bounces?|bounce[-+._=].*|.*[-+._]bounces?|.*-bounces[-+=].*|bouncehandler|bounce-?handler|ndr|dsn|returns?|return-?path|undeliver\w*|delivery-?(status|failure|report|notification)s?|fail(ed|ures?)|quarantine\w*|spam-?(filter|quarantine|control)|antispam|anti-spam|mailscanner|mail-?filter|post-?filter|content-?filter|mailguard|mail-?security|email-?security|mail-?gateway|mailsweeper|mailmarshal|mailer|listserv|majordomo|sympa|mailman|ezmlm|fml|.+-owner|owner-.+|.+-admin)$"
+            r"^(bounces?|bounce[-+._=].*|.*[-+._]bounces?|.*-bounces[-+=].*|bouncehandler|bounce-?handler|ndr|dsn|returns?|return-?path|undeliver\w*|delivery-?(status|failure|report|notification)s?|fail(ed|ures?)|quarantine\w*|spam-?(filter|quarantine|control)|antispam|anti-spam|mailscanner|mail-?filter|post-?filter|content-?filter|mailguard|mail-?security|email-?security|mail-?gateway|mailsweeper|mailmarshal|mailer|listserv|majordomo|sympa|mailman|ezmlm|fml)$"
         )
         .is_match(local)
+            // List-owner aliases (`…-owner`, `owner-…`, `…-admin`) only on a list
+            // host: "product-owner@" or "office-admin@" is a person.
+            || (regex!(r"^(.+-owner|owner-.+|.+-admin)$").is_match(local)
+                && regex!(r"@(lists?|ml|listserv|groups|mailman|sympa|majordomo|listes|liste|listas)\.")
+                    .is_match(a))
     });
     local_role
         || regex!(
@@ -209,6 +214,8 @@ mod tests {
             "Anna <anna@example.com>",
             "noreply@news.example.com",
             "sales@acme.example",
+            "Pia <product-owner@acme.example>",
+            "office-admin@acme.example",
         ] {
             assert!(!bounce_role_sender(f), "{f}");
         }

@@ -86,7 +86,8 @@ impl Signals {
                     || (policy && (self.machine || self.smtp_reply || self.policy > 0))))
             || (self.machine && self.smtp_reply && (self.subject || wording || policy))
             || (self.mta_header && (self.smtp_reply || self.subject || wording))
-            || ((self.daemon || self.role) && self.smtp_reply)
+            || (self.daemon && self.smtp_reply)
+            || (self.role && self.smtp_reply && (self.machine || wording || policy))
             || (self.automated
                 && self.smtp_reply
                 && (self.subject || self.policy_subject)
