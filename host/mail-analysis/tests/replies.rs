@@ -27,6 +27,8 @@ const FRESH_FLOOR: f64 = 0.9;
 const FRESH2_FLOOR: f64 = 0.9;
 /// Accuracy floor of the third fresh set (set below its once-measured figure).
 const FRESH3_FLOOR: f64 = 0.8;
+/// Accuracy floor of the fourth fresh set.
+const FRESH4_FLOOR: f64 = 0.8;
 /// The step the replies answer (what `original_subject` carries in production).
 const ORIGINAL_SUBJECT: &str = "Quick question about your outbound process";
 
@@ -211,6 +213,18 @@ fn rules_accuracy_fresh3_set() {
     assert!(
         overall >= FRESH3_FLOOR,
         "fresh3-set accuracy {overall:.3} < {FRESH3_FLOOR}"
+    );
+}
+
+/// An eighth set (`replies_fresh4.jsonl`, 40 rows, 28 not in English, longer and
+/// politer replies with greetings), written after the fourth round of families
+/// and measured once; nothing was tuned on it before that measurement.
+#[test]
+fn rules_accuracy_fresh4_set() {
+    let (overall, _) = evaluate(&rows_from("replies_fresh4.jsonl"));
+    assert!(
+        overall >= FRESH4_FLOOR,
+        "fresh4-set accuracy {overall:.3} < {FRESH4_FLOOR}"
     );
 }
 
