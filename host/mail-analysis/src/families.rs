@@ -85,6 +85,7 @@ fn not_now_rest() -> &'static Regex {
         r"|(después (del verano|de las vacaciones|de navidad)|dopo (l'estate|le vacanze|le ferie)|après (l'été|les vacances|les congés)|nach (dem sommer|der sommerpause|den ferien|q[1-4])|na de zomer|depois (do verão|das férias)|(next|coming) (quarter|fiscal|half)|budget (cycle|year|round) )",
         // "not now" words near a time, or not a priority / no capacity at present
         r"|(don't|do not|doesn't|won't|no|not|without|lack) (have |got )?(the |any |enough )?(bandwidth|capacity|time|resources|headcount|room|budget) (for (this|it|that) )?(this|right now|at the moment|for now|currently|until|before|now|at present)",
+        r"|(este|esta|ce|cette|dieses|diesen|diese|questo|questa|quest'|dit|deze|neste|nesta|este) ?(trimestre|mes|mês|año|ano|mois|année|quartal|jahr|monat|anno|mese|kwartaal|jaar|maand|semestre|halbjahr) .{0,20}(no|não|pas|nicht|kein\w*|non|niet|geen|nada)\b|(no|não|pas|nicht|non|niet) .{0,20}(este|ce|cette|dieses|diesen|questo|quest'|dit|deze|neste|este) ?(trimestre|mes|mês|año|ano|mois|année|quartal|jahr|monat|anno|mese|kwartaal|jaar|maand)",
         r"|(not|isn't|is not|no|aren't|can't|cannot|won't|don't|do not|doesn't) .{0,40}(right now|at the moment|at this (time|point|stage)|currently|for now|this (week|month|quarter|half|year|season))",
         r"|(not|isn't|no|low) (a |our |the )?(top |big |high |real )?priority",
         r"|timing (is |isn't |is not )?(off|wrong|bad|not right)|wrong time|not the right (time|moment)|no (bandwidth|capacity|room|time) (for|to|right|at|this)",
@@ -121,7 +122,7 @@ fn objection_rest() -> &'static Regex {
         r"|(doesn't|does not|don't|do not|won't) (really )?(apply|fit|relate|matter|concern)|(not|isn't|is not) (really )?(relevant|applicable|a (good )?fit|for (us|me))|nothing for us|hard pass|pass on (this|that)",
         r"|we (don't|do not) (sell|do|use|run|need|have|buy|work with)|moved? the needle|hate (these|this|those|such)",
         // price
-        r"|beyond (what|our)|(more|way more|much more) than (we|i)('d| would| can| could)|can't justify|(too|way too|far too) (expensive|pricey|costly|much)",
+        r"|(way |far |well )?(beyond|outside|above) (what|our|my)|(more|way more|much more) than (we|i)('d| would| can| could)|can't justify|(too|way too|far too) (expensive|pricey|costly|much)",
         // no need
         r"|no (use|need|requirement) for|(don't|do not|dont) (really )?(need|require)|not (looking|in the market) for|(we're|we are) (good|all set|fine|covered|sorted)",
         // "already" next to a use/have/work verb, either order, in every language
@@ -250,7 +251,7 @@ pub(crate) fn unsubscribe() -> &'static Regex {
         r"|(don't|do not|no longer) want (these|your|any|more|any more|this) (messages|e-?mails|mails|emails)|(want|wish|ask) (not|never) to be contacted|(not|never) (be )?contacted .{0,30}again",
         r"|(^|[.!?] )(please |bitte |merci de |por favor,? |per favore,? |graag |por favor,? )?(stop|stopp|arrêtez|basta|parem|pare|stoppen|stop it|remove|remove me|unsubscribe|abmelden|austragen|désinscrire|désabonner|baja|cancellami|uitschrijven|afmelden|descadastrar)( please| bitte| merci| gracias| grazie| graag| obrigad[oa])?([.!]|$)",
         // "stop sending me" in the other languages, a pronoun allowed before the verb
-        r"|(dejen|deja|dejad|parem|pare|para|smettete|smetti|smettila|arrêtez|arrête|cessez|hou op met|stop met|hören sie auf|hör auf)( de| di| met| mir| uns)? ?(me |mi |m'|nos |ci |mir |uns )?(env|escrib|mand|contact|escrev|scriv|invi|mail|e-?mail|stur|schick|schreib|écri|contat)\w*",
+        r"|(dejen|deja|dejad|deje|parem|pare|para|smettete|smetti|smettila|arrêtez|arrête|cessez) (de|di|d') ?(me |mi |m'|nos |ci )?(env|escrib|mand|contact|escrev|scriv|invi|mail|e-?mail|écri|contat)\w*|(hou op|stop) met (mij |me )?(te )?(mail|e-?mail|stur|schrijv|bericht)\w*|hören sie auf,? (mir|uns) .{0,20}zu (schicken|schreiben|senden|mailen)",
         // wanting to hear nothing more
         r"|(nichts|nie) mehr (von ihnen |von euch |von dir )?(hören|bekommen|erhalten|lesen)|(don't|do not|never) want to hear (from you|from your company|anything)|ne (veux|souhaite) plus (rien )?(entendre|recevoir)|no quiero saber (nada|más)|non voglio più (sentire|ricevere)|wil (niets|niks) meer (horen|ontvangen)|não quero (mais )?(saber|ouvir)",
         // a bare "stop" sentence; never signed up
@@ -308,6 +309,7 @@ pub(crate) fn interested() -> &'static Regex {
         r"\b(",
         r"(send|share|forward|pass) (me |us |over )?(a |an |the |your |some )?(deck|one-?pager|brochure|overview|case stud|pricing|proposal|info|details|demo|video|examples?|slots?|times?)",
         r"|how (quickly|fast|long|soon|easily|easy|hard) (could|can|would|does|will|is|do)|get (this|it) (running|set up|started|going|live)|what would it take",
+        r"|(might|may|could) be a (good |great )?fit|what (does |would |will )?(it|this|that) costs?|d'accord|un échange|okay pour|ok pour",
         r"|timing('s| is) (actually |really |quite )?(good|great|decent|right|perfect|fine)|good timing|perfect timing",
         r"|one-?pager|intrigued|what (kind of |sort of )?results|(good|great|a good|a great) fit|who('s| is) the (best|right) person to (set up|talk|meet|book)",
         r"|démo(nstration)?|je veux bien|voorstel|ziet er goed uit|lijkt me|terminvorschl|klingt spannend|mi sembra interessante|me parece interesante|tenho interesse|podemos marcar",
@@ -352,6 +354,7 @@ mod tests {
             "Can it remove the manual work from your list building? Then yes.",
             "Stop by our booth. We'd like a demo.",
             "Para nosotros es interesante, ¿podemos hablar?",
+            "Pode ser interessante. Tem um material para me enviar?",
         ] {
             assert!(!unsubscribe().is_match(&fold(t)), "{t}");
         }
