@@ -23,8 +23,14 @@ impl Record {
                 .status
                 .as_deref()
                 .is_some_and(|s| s.starts_with('4') || s.starts_with('5')),
+            // A 4/5 status outweighs a success-sounding action (a contradiction
+            // some MTAs write); otherwise anything but a success is a failure.
             Some(a) => {
                 !(a.starts_with("deliver") || a.starts_with("relay") || a.starts_with("expand"))
+                    || self
+                        .status
+                        .as_deref()
+                        .is_some_and(|s| s.starts_with('4') || s.starts_with('5'))
             }
             // No Action field: the status class decides.
             None => self
@@ -144,20 +150,36 @@ pub(crate) fn bounce(
 }
 
 pub(crate) fn detect(view: &View<'_>, parsed: &Parsed) -> Option<Inspection> {
-    if let Some(found) = ses_json(view) {
+    if let Some(found) = crate::json_notice::detect(view) {
         return Some(found);
     }
-    let part = view.find_part(&[
-        "message/delivery-status",
-        "message/global-delivery-status",
-        "text/delivery-status",
-    ]);
-    let is_report = view.report_type().as_deref() == Some("delivery-status");
-    let records = part
+    // The delivery-status part, however it is spelled (`message/delivery-status`,
+    // `message/global-delivery-status`, `text/delivery-status`,
+    // `message/x-delivery-status`, `…/delivery_status`...).
+    let part = view.parts().iter().find(|p| {
+        let ct = crate::mime::content_type(p);
+        ct.contains("delivery-status") || ct.contains("delivery_status")
+    });
+    // A `multipart/report` is a DSN unless it declares (or holds) another report:
+    // sendmail variants leave `report-type` out or misspell it (TLS and other
+    // reports declare their own types).
+    let is_report = view.report_type().is_some_and(|t| {
+        (t.is_empty() || t.contains("deliver") || t.contains("status") || t.contains("dsn"))
+            && !view.is_disposition_notification()
+    });
+    let mut records = part
         .map(|p| parse_fields(&part_text(p)))
         .unwrap_or_default();
-    if part.is_none() && !is_report {
-        return None;
+    if part.is_none() {
+        // Delivery-status fields written into a text part (appliances, sendmail
+        // variants): a `Final-Recipient` with a failed `Action` or a 4/5 `Status`.
+        if !is_report && mta::human_or_list(parsed) {
+            return None;
+        }
+        records = text_records(view);
+        if !is_report && !records.iter().any(|r| r.failed() && r.recipient.is_some()) {
+            return None;
+        }
     }
     let failed: Vec<&Record> = records.iter().filter(|r| r.failed()).collect();
     if failed.is_empty() {
@@ -204,56 +226,39 @@ pub(crate) fn detect(view: &View<'_>, parsed: &Parsed) -> Option<Inspection> {
     Some(bounce(bounce_type, recipients, status, why))
 }
 
-/// Amazon SES bounce/complaint notifications delivered as JSON by SNS email.
-fn ses_json(view: &View<'_>) -> Option<Inspection> {
-    let text = view.text();
-    let head = util::truncate(&text, 64 * 1024);
-    let kind =
-        regex!(r#""notificationType"\s*:\s*"(Bounce|Complaint|Delivery)""#).captures(head)?;
-    if &kind[1] == "Delivery" {
-        // A delivery (success) notification: nothing failed.
-        return Some(Inspection::of_kind(Kind::Other));
-    }
-    let mut found = Inspection::of_kind(if &kind[1] == "Bounce" {
-        Kind::Bounce
-    } else {
-        Kind::Complaint
-    });
-    let list = regex!(r#""(?:bouncedRecipients|complainedRecipients)"\s*:\s*\[([^\]]*)\]"#)
-        .captures(head)
-        .map(|c| c[1].to_string())
-        .unwrap_or_default();
-    for c in regex!(r#""emailAddress"\s*:\s*"([^"]+)""#).captures_iter(&list) {
-        if let Some(a) = util::clean_address(&c[1]) {
-            util::push_unique(&mut found.recipients, a);
+/// DSN records found in the top-level text parts (not in an attached message).
+fn text_records(view: &View<'_>) -> Vec<Record> {
+    let mut out = Vec::new();
+    for p in view.parts() {
+        let ct = crate::mime::content_type(p);
+        if !ct.starts_with("text/") || ct.contains("rfc822") {
+            continue;
         }
+        if !matches!(
+            p.body,
+            mail_parser::PartType::Text(_) | mail_parser::PartType::Binary(_)
+        ) {
+            continue;
+        }
+        let text = part_text(p);
+        let Some(start) =
+            regex!(r"(?im)^[ \t]*(final-recipient|reporting-mta|original-recipient)[ \t]*:")
+                .find(&text)
+                .map(|m| m.start())
+        else {
+            continue;
+        };
+        // Some reports indent the fields; a field line is a field wherever it starts.
+        let fields = regex!(
+            r"(?im)^[ \t]+((final|original)-recipient|action|status|diagnostic-code|reporting-mta|remote-mta|x-actual-recipient|last-attempt-date)[ \t]*:"
+        )
+        .replace_all(&text[start..], "$1:");
+        if !regex!(r"(?im)^final-recipient[ \t]*:").is_match(&fields) {
+            continue;
+        }
+        out.extend(parse_fields(&fields));
     }
-    if found.kind == Kind::Complaint {
-        let feedback = regex!(r#""complaintFeedbackType"\s*:\s*"([^"]+)""#).captures(head);
-        found.reason = Some(crate::arf::feedback_reason(
-            feedback
-                .as_ref()
-                .map_or("", |c| c.get(1).map_or("", |m| m.as_str())),
-        ));
-        return Some(found);
-    }
-    let status = regex!(r#""status"\s*:\s*"([245]\.\d{1,3}\.\d{1,3})""#)
-        .captures(&list)
-        .map(|c| c[1].to_string());
-    let diagnostic = regex!(r#""diagnosticCode"\s*:\s*"([^"]*)""#)
-        .captures(&list)
-        .map(|c| c[1].to_string())
-        .unwrap_or_default();
-    let transient = regex!(r#""bounceType"\s*:\s*"Transient""#).is_match(head);
-    let why = reason::reason(status.as_deref(), &diagnostic);
-    found.bounce_type = Some(if transient {
-        BounceType::Soft
-    } else {
-        reason::bounce_type(false, status.as_deref(), why, &diagnostic)
-    });
-    found.status = status;
-    found.reason = Some(why);
-    Some(found)
+    out
 }
 
 #[cfg(test)]
@@ -276,5 +281,14 @@ mod tests {
         );
         assert!(r[1].delayed());
         assert_eq!(r[1].recipient.as_deref(), Some("bob@example.org"));
+    }
+
+    #[test]
+    fn a_failure_status_outweighs_a_success_action() {
+        let r = parse_fields("Final-Recipient: rfc822; a@b.org\nAction: relayed\nStatus: 5.1.1\n");
+        assert!(r[0].failed());
+        let r =
+            parse_fields("Final-Recipient: rfc822; a@b.org\nAction: delivered\nStatus: 2.0.0\n");
+        assert!(!r[0].failed());
     }
 }

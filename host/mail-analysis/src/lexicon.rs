@@ -60,7 +60,7 @@ pub(crate) fn interested_weak() -> &'static Regex {
 pub(crate) fn not_now_strong() -> &'static Regex {
     regex!(
         r"(?x)
-        \bnot\ (right\ )?now\b|\bnot\ at\ (the|this)\ (moment|time|point)\b|\bnot\ (the\ )?right\ time\b|\bbad\ tim(e|ing)\b|\btiming\ (is|isn't|isnt)\b
+        \bnot\ (right\ )?now\b|\bnot\ at\ (the|this)\ (moment|time|point)\b|\bnot\ (the\ )?right\ time\b|\bbad\ tim(e|ing)\b|\btiming\ (is\ (bad|off|wrong|not|tough|tricky|difficult)|isn't|isnt)\b
         | \bnot\ this\ (year|quarter|month|half)\b|\b(reach|circle|check|come|get|touch|follow)(ing)?\ (back|out|up|base|in)\b.{0,30}\b(in|next|after|later|around|once|when|early)\b
         | \bcircle\ back\b|\brevisit\b|\breconnect\b|\bdown\ the\ (road|line)\b|\blater\ (this|in\ the|next)\ (year|quarter|month)\b|\bmaybe\ later\b
         | \bnext\ (year|quarter|fiscal|month|half)\b|\b(in|after|within)\ (a|one|two|three|four|six|a\ few|a\ couple\ of|few|couple|\d+|\d+-\d+)\ (weeks?|months?|quarters?)(\ or\ so)?\b

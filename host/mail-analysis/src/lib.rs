@@ -16,7 +16,10 @@ mod arf;
 mod autoreply;
 mod dates;
 mod dsn;
+mod evidence;
+mod families;
 mod html;
+mod json_notice;
 mod lexicon;
 mod mime;
 mod mta;
@@ -162,11 +165,14 @@ impl Inspection {
 /// from one verdict. `raw` is needed because report parts (DSN, ARF) are not part of
 /// [`Parsed`].
 ///
-/// Order of checks: complaint (ARF), bounce (RFC 3464 report, then provider JSON
-/// notifications, then the non-standard MTA texts), auto-reply (RFC 3834 and
+/// Order of checks: complaint (ARF), bounce (sending services' JSON
+/// notifications, then RFC 3464 structure however spelled, including DSN fields
+/// in a text part, then plain-text notices by sender role, machine markers, SMTP
+/// replies next to foreign addresses and wording), auto-reply (RFC 3834 and
 /// vendor headers, then out-of-office subjects and phrasings), then reply if any
 /// human text is left, else other. A DSN is a bounce even when it carries
-/// `Auto-Submitted`. Never panics.
+/// `Auto-Submitted`; a human "Re:"/"Fwd:", list mail, a moderation hold or a
+/// quarantine digest is not. Never panics.
 pub fn inspect(raw: &[u8], parsed: &Parsed) -> Inspection {
     util::guard(|| inspect_inner(raw, parsed)).unwrap_or_else(|| Inspection::of_kind(Kind::Other))
 }

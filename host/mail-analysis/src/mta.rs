@@ -5,7 +5,7 @@
 
 use crate::mime::View;
 use crate::util::{self, regex};
-use crate::{Inspection, Parsed, reason};
+use crate::{Inspection, Parsed, evidence, reason};
 
 /// What a message looks like, reduced to the signals the decision uses.
 #[derive(Debug, Default)]
@@ -20,22 +20,78 @@ pub(crate) struct Signals {
     pub(crate) strong: usize,
     /// Generic failure wording found in the notice text.
     pub(crate) weak: usize,
-    /// Null return path, `Auto-Submitted`, or an attached original message.
+    /// Null return path, `Auto-Submitted`, an attached original message, or an
+    /// MTA-only header (`X-Failed-Recipients`, `X-Mailer-Daemon`).
     pub(crate) machine: bool,
+    /// Sent from a bounce-handling, list-manager or filtering role address.
+    pub(crate) role: bool,
+    /// List or bulk mail (`List-Id`, `List-Unsubscribe`, `List-Post`).
+    pub(crate) list: bool,
+    /// A `List-Post` header: a post to a list, not a list manager's notice.
+    pub(crate) list_post: bool,
+    /// An SMTP reply near an address that is not the message's own.
+    pub(crate) smtp_reply: bool,
+    /// Filter and list-manager wording (blocked, rejected, not allowed to post...).
+    pub(crate) policy: usize,
+    /// The subject says the message was blocked or rejected.
+    pub(crate) policy_subject: bool,
+    /// `X-Failed-Recipients` / `X-Mailer-Daemon` present.
+    pub(crate) mta_header: bool,
+    /// Sent from a `no-reply@`-like address.
+    pub(crate) automated: bool,
+    /// A moderation hold or a quarantine digest, not a failure.
+    pub(crate) held: bool,
+    /// A sending report about many messages (campaign counters).
+    pub(crate) campaign: bool,
+    /// The text says its author is away (out of office).
+    pub(crate) away: bool,
 }
 
 impl Signals {
     /// The bounce decision. A daemon sender needs some failure wording; a bounce-like
     /// subject needs failure wording from a non-human; MTA boilerplate needs a
     /// machine marker. A human "Re:"/"Fwd:" is never a bounce unless a daemon sent it.
+    ///
+    /// Beyond vendor wording, structure decides: a role sender (bounces@,
+    /// …-owner@, quarantine@, a filtering product) with failure, policy or SMTP
+    /// evidence; a machine-made message (null return path, `Auto-Submitted`, an
+    /// attached original, `X-Failed-Recipients`) whose text puts an SMTP reply next
+    /// to a foreign address and says what failed. List and bulk mail (newsletters,
+    /// list posts about bounces) is never a bounce unless a daemon sent it.
     pub(crate) fn is_bounce(&self) -> bool {
         if self.reply_prefix && !self.daemon {
             return false;
         }
-        (self.daemon && (self.subject || self.strong > 0 || self.weak > 0 || self.machine))
-            || (self.subject && (self.strong > 0 || self.weak > 0))
+        // A list manager's own notice (a role sender, machine-made: Mailman 2 sends
+        // its rejections with List-Id, List-Unsubscribe and Precedence but no
+        // List-Post, the original attached) is not list mail in this sense.
+        let list = self.list && !(self.role && self.machine && !self.list_post);
+        if (list || self.held || self.campaign) && !self.daemon {
+            return false;
+        }
+        // An out-of-office notice quoting an old address's failure is still an
+        // out-of-office notice, unless MTA boilerplate says otherwise.
+        if self.away && !self.daemon && self.strong == 0 {
+            return false;
+        }
+        let wording = self.strong > 0 || self.weak > 0;
+        let policy = self.policy > 0 || self.policy_subject;
+        (self.daemon && (self.subject || wording || self.machine))
+            || (self.subject && wording)
             || (self.strong > 0 && self.machine)
             || self.strong >= 2
+            || (self.role
+                && (self.subject
+                    || wording
+                    || (policy && (self.machine || self.smtp_reply || self.policy > 0))))
+            || (self.machine && self.smtp_reply && (self.subject || wording || policy))
+            || (self.mta_header && (self.smtp_reply || self.subject || wording))
+            || (self.daemon && self.smtp_reply)
+            || (self.role && self.smtp_reply && (self.machine || wording || policy))
+            || (self.automated
+                && self.smtp_reply
+                && (self.subject || self.policy_subject)
+                && (wording || self.policy > 0))
     }
 }
 
@@ -46,7 +102,22 @@ pub(crate) fn signals(
     text: &str,
     headers: &[(String, String)],
 ) -> Signals {
-    let notice = util::fold(util::truncate(notice(text), 64 * 1024));
+    signals_with(from, subject, text, headers, false)
+}
+
+/// [`signals`], knowing whether the message has an attached original (a machine
+/// marker only the MIME structure shows). The costlier evidence (SMTP replies,
+/// policy wording) is only gathered when some sender or machine marker makes it
+/// count.
+pub(crate) fn signals_with(
+    from: &str,
+    subject: &str,
+    text: &str,
+    headers: &[(String, String)],
+    has_original: bool,
+) -> Signals {
+    let raw_notice = util::truncate(self::notice(text), 64 * 1024);
+    let notice = util::fold(raw_notice);
     let from = from.to_lowercase();
     let subj = subject.to_lowercase();
     let return_path_null = util::header(headers, "Return-Path").is_some_and(|v| {
@@ -61,17 +132,60 @@ pub(crate) fn signals(
             || v.to_ascii_lowercase()
                 .contains("report-type=\"delivery-status")
     });
-    Signals {
-        daemon: is_daemon(&from),
+    let mta_header = evidence::mta_header(headers);
+    let mut sig = Signals {
+        daemon: is_daemon(&from) || util::header(headers, "X-Mailer-Daemon").is_some(),
         subject: bounce_subject().is_match(&subj),
         reply_prefix: regex!(r"^\s*(re|fwd?|aw|wg|sv|vs|tr|rv|antw|odp|r|i)\s*:").is_match(&subj),
         strong: STRONG.iter().filter(|p| notice.contains(*p)).count(),
         weak: weak_phrases().find_iter(&notice).count(),
-        machine: return_path_null || auto || report,
+        machine: return_path_null || auto || report || mta_header || has_original,
+        role: evidence::bounce_role_sender(&from),
+        list: evidence::list_or_bulk(headers),
+        list_post: util::header(headers, "List-Post").is_some(),
+        smtp_reply: false,
+        policy: 0,
+        policy_subject: evidence::policy_subject(&subj),
+        mta_header,
+        automated: evidence::automated_sender(&from),
+        held: false,
+        campaign: false,
+        away: false,
+    };
+    if sig.daemon || sig.role || sig.machine || sig.automated || sig.mta_header {
+        sig.smtp_reply = evidence::smtp_reply_near_foreign_address(raw_notice, headers);
+        sig.policy = evidence::policy_wording(raw_notice);
     }
+    if !sig.daemon
+        && (sig.subject
+            || sig.strong > 0
+            || sig.weak > 0
+            || sig.role
+            || sig.machine
+            || sig.automated
+            || sig.mta_header)
+    {
+        sig.held = evidence::moderation_hold(&subj, raw_notice)
+            || evidence::quarantine_digest(&subj, raw_notice);
+        sig.campaign = evidence::campaign_statistics(raw_notice);
+        sig.away = crate::phrases::is_out_of_office(util::truncate(raw_notice, 16 * 1024));
+    }
+    sig
 }
 
-fn is_daemon(from: &str) -> bool {
+/// A human reply or forward ("Re:", "Fwd:"...) or list/bulk mail not sent by a
+/// daemon: report-shaped text in it is quoted, not reported.
+pub(crate) fn human_or_list(parsed: &Parsed) -> bool {
+    let from = util::header(&parsed.headers, "From")
+        .unwrap_or("")
+        .to_lowercase();
+    let daemon = is_daemon(&from);
+    let reply_prefix = regex!(r"^\s*(re|fwd?|aw|wg|sv|vs|tr|rv|antw|odp|r|i)\s*:")
+        .is_match(&parsed.subject.to_lowercase());
+    !daemon && (reply_prefix || evidence::list_or_bulk(&parsed.headers))
+}
+
+pub(crate) fn is_daemon(from: &str) -> bool {
     regex!(
         r"(^|[^a-z])(mailer-daemon|mailer_daemon|mailerdaemon|mail-daemon|maildaemon|postmaster|poostmaster|post_master|mail\.delivery\.system|mail delivery (system|subsystem|service)|mail deliver system|mailer daemon|delivery status notification|ndr administrator|internet mail delivery|e-mail interconnect|content-filter at|interscan mss|mail administrator)([^a-z]|$)"
     )
@@ -142,7 +256,7 @@ fn weak_phrases() -> &'static regex::Regex {
 /// wording of the original (the cold email itself) are not mistaken for the failure.
 pub(crate) fn notice(text: &str) -> &str {
     let cut = regex!(
-        r"(?im)^[ \t]*[-*=_|]*[ \t]*(below this line is a copy of the message|this is a copy of (the|your) message|(original|returned|undelivered) (message|mail) (follows|headers?|as follows|is attached)|original message[ \t]*[-*=_|]*[ \t]*$|the header of the original message|(original )?message headers? follows?|headers of (the|your) original message|the following is a copy of|forwarded message|content-type: message/rfc822|your message follows|text of (the )?original message|begin (original )?message|unsent message below|message text follows|original mail as follows)"
+        r"(?im)^[ \t]*[-*=_|]*[ \t]*(below this line is a copy of the message|this is a copy of (the|your) message|(original|returned|undelivered) (message|mail) (follows|headers?|as follows|is attached)|original message[ \t]*[-*=_|]*[ \t]*$|the header of the original message|(original )?message headers? follows?|headers of (the|your) original message|the following is a copy of|forwarded message|content-type: message/rfc822|your message follows|text of (the )?original message|begin (original )?message|unsent message below|message text follows|original mail as follows|rejected message\b)"
     );
     match cut.find(text) {
         Some(m) if m.start() > 0 => &text[..m.start()],
@@ -154,14 +268,13 @@ pub(crate) fn notice(text: &str) -> &str {
 pub(crate) fn detect(view: &View<'_>, parsed: &Parsed) -> Option<Inspection> {
     let text = view.text();
     let from = util::header(&parsed.headers, "From").unwrap_or("");
-    let mut sig = signals(from, &parsed.subject, &text, &parsed.headers);
     let has_original = view.parts().iter().any(|p| {
         matches!(
             crate::mime::content_type(p).as_str(),
             "message/rfc822" | "text/rfc822-headers" | "message/global"
         )
     });
-    sig.machine |= has_original;
+    let sig = signals_with(from, &parsed.subject, &text, &parsed.headers, has_original);
     if !sig.is_bounce() {
         return None;
     }

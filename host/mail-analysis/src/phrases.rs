@@ -86,6 +86,20 @@ pub fn is_unsubscribe_request(text: &str) -> bool {
     ) {
         return true;
     }
+    // "Don't hesitate to write again" invites mail; drop such idioms first. The
+    // families read the opening of the reply only (see `rules`).
+    let head = crate::util::truncate(&t, 2048);
+    let idioms = crate::util::regex!(
+        r"\b(don't|do not|never) (hesitate|forget|worry)\b|\bn'hésite[zr]? pas\b|\bno (dude|dudes|duden)\b|\bnon (esiti|esitate|esitare)\b|\baarzel (niet|gerust)\b|\bnão (hesite|hesitem)\b|\bzögern sie nicht\b|\bnicht zögern\b"
+    )
+    .replace_all(head, " ");
+    if crate::families::unsubscribe().is_match(&idioms)
+        || crate::families::negated_contact()
+            .find_iter(&idioms)
+            .any(|m| crate::families::aimed_at_me(m.as_str()))
+    {
+        return true;
+    }
     regex!(
         r"(?x)
         # English

@@ -10,7 +10,7 @@
 //! (objection), referral or confusion (other), interest; else `other`.
 
 use crate::util::{self, fold, regex};
-use crate::{autoreply, lexicon, mta, phrases};
+use crate::{autoreply, families, lexicon, mta, phrases};
 
 /// What the classifier sees of a reply: the same fields the `reply-classifier` WIT
 /// world passes, so the host and the plugin classify alike.
@@ -116,24 +116,43 @@ pub fn classify(input: &Input<'_>) -> Verdict {
     scored(&t)
 }
 
+/// Bytes of a reply's text the phrase families read.
+const FAMILY_BYTES: usize = 2048;
+
 /// Timing, pushback, referral and interest, each scored 2 per strong and 1 per
 /// weak phrase; the highest score wins, ties in that order; nothing → `other`.
 fn scored(t: &str) -> Verdict {
     let count = |re: &regex::Regex, s: &str| re.find_iter(s).count();
+    // The families (stems with gaps) cost more per byte than the fixed lists: they
+    // read the opening of the reply, where its answer is.
+    let head = util::truncate(t, FAMILY_BYTES);
     let without_negations = lexicon::negated_interest().replace_all(t, " ");
     let scores: [(&'static str, usize); 4] = [
         (
             "not_now",
-            2 * count(lexicon::not_now_strong(), t) + count(lexicon::not_now_weak(), t),
+            2 * count(lexicon::not_now_strong(), t)
+                + 2 * families::not_now_count(head)
+                + count(lexicon::not_now_weak(), t),
         ),
         (
             "objection",
-            2 * count(lexicon::objection_strong(), t) + count(lexicon::objection_weak(), t),
+            2 * count(lexicon::objection_strong(), t)
+                + 2 * families::objection_count(head)
+                // "not interested" is a refusal, whatever else the reply says
+                + 2 * count(lexicon::negated_interest(), head)
+                + count(lexicon::objection_weak(), t),
         ),
-        ("other", 2 * count(lexicon::referral_strong(), t)),
+        (
+            "other",
+            2 * count(lexicon::referral_strong(), t) + 2 * count(families::referral(), head),
+        ),
         (
             "interested",
             2 * count(lexicon::interested_strong(), &without_negations)
+                + 2 * count(
+                    families::interested(),
+                    util::truncate(&without_negations, FAMILY_BYTES),
+                )
                 + count(lexicon::interested_weak(), &without_negations),
         ),
     ];

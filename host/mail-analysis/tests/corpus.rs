@@ -6,8 +6,9 @@
 //!
 //! Run with `cargo test -p outreach-mail-analysis --test corpus -- --nocapture`.
 
-use std::path::{Path, PathBuf};
+mod common;
 
+use common::{NOT_BOUNCES, corpus_root, files, name};
 use outreach_mail_analysis::{BounceType, Kind, inspect, parse};
 
 /// Bounces that yield no recipient, each checked by reading it; every other bounce
@@ -24,39 +25,6 @@ const NO_RECIPIENT: &[(&str, &str)] = &[
         "failed address equals the bounce's To (anonymised)",
     ),
 ];
-
-/// Files under `bsd/` that are not bounces in content (sisimai keeps them for its
-/// own record types): the expected kind and why.
-const NOT_BOUNCES: &[(&str, Kind, &str)] = &[
-    (
-        "lhost-amazonses-11.eml",
-        Kind::Complaint,
-        "SES/SNS notificationType Complaint",
-    ),
-    (
-        "lhost-amazonses-13.eml",
-        Kind::Other,
-        "SES/SNS notificationType Delivery (a success notice)",
-    ),
-];
-
-fn corpus_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpora")
-}
-
-fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "eml"))
-        .collect();
-    v.sort();
-    v
-}
-
-fn name(p: &Path) -> String {
-    p.file_name().unwrap().to_string_lossy().into_owned()
-}
 
 #[test]
 fn sisimai_corpus() {
@@ -209,5 +177,107 @@ fn negatives_are_not_bounces() {
             wrong.push(format!("{file}: {:?}, expected {expected:?}", got.kind));
         }
     }
+    assert!(wrong.is_empty(), "{wrong:?}");
+}
+
+/// Hand-written reports of the format families (`tests/corpora/formats`): each
+/// must be a bounce naming the address of its `X-Test-Expect-Recipient` header.
+#[test]
+fn format_families_are_bounces() {
+    let mut wrong = Vec::new();
+    let all = files(&corpus_root().join("formats"));
+    for path in &all {
+        let raw = std::fs::read(path).unwrap();
+        let parsed = parse(&raw);
+        let got = inspect(&raw, &parsed);
+        let file = name(path);
+        let want = parsed
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("X-Test-Expect-Recipient"))
+            .map(|(_, v)| v.trim().to_lowercase())
+            .unwrap_or_else(|| panic!("{file}: no X-Test-Expect-Recipient"));
+        println!(
+            "{file:48} {:?} {:?} {:?} {:?} {}",
+            got.kind,
+            got.bounce_type,
+            got.status,
+            got.reason,
+            got.recipients.join(",")
+        );
+        if got.kind != Kind::Bounce {
+            wrong.push(format!("{file}: {:?}", got.kind));
+        } else if !got.recipients.contains(&want) {
+            wrong.push(format!(
+                "{file}: recipients {:?}, want {want}",
+                got.recipients
+            ));
+        }
+    }
+    println!(
+        "format families: {} of {} right; wrong: {wrong:?}",
+        all.len() - wrong.len(),
+        all.len()
+    );
+    assert!(wrong.is_empty(), "{wrong:?}");
+}
+
+/// The second batch (`tests/corpora/formats-fresh`), written after the structural
+/// rules and measured once before any change for it: `bounce-*` must be bounces
+/// naming their `X-Test-Expect-Recipient`, `not-*` must not be bounces.
+#[test]
+fn fresh_format_batch() {
+    fresh_batch("formats-fresh");
+}
+
+/// The third batch (`tests/corpora/formats-fresh2`), written after the last rule
+/// change of item 6 and measured once, same expectations.
+#[test]
+fn fresh_format_batch_2() {
+    fresh_batch("formats-fresh2");
+}
+
+fn fresh_batch(dir: &str) {
+    let mut wrong = Vec::new();
+    let all = files(&corpus_root().join(dir));
+    for path in &all {
+        let raw = std::fs::read(path).unwrap();
+        let parsed = parse(&raw);
+        let got = inspect(&raw, &parsed);
+        let file = name(path);
+        println!(
+            "{file:48} {:?} {:?} {:?} {:?} {}",
+            got.kind,
+            got.bounce_type,
+            got.status,
+            got.reason,
+            got.recipients.join(",")
+        );
+        if file.starts_with("not-") {
+            if matches!(got.kind, Kind::Bounce | Kind::Complaint) {
+                wrong.push(format!("{file}: {:?}", got.kind));
+            }
+            continue;
+        }
+        let want = parsed
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("X-Test-Expect-Recipient"))
+            .map(|(_, v)| v.trim().to_lowercase())
+            .unwrap_or_default();
+        if got.kind != Kind::Bounce {
+            wrong.push(format!("{file}: {:?}", got.kind));
+        } else if !got.recipients.contains(&want) {
+            wrong.push(format!(
+                "{file}: recipients {:?}, want {want}",
+                got.recipients
+            ));
+        }
+    }
+    println!(
+        "{dir}: {} of {} right; wrong: {wrong:?}",
+        all.len() - wrong.len(),
+        all.len()
+    );
     assert!(wrong.is_empty(), "{wrong:?}");
 }

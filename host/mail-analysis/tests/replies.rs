@@ -5,6 +5,8 @@
 //!
 //! Run with `cargo test -p outreach-mail-analysis --test replies -- --nocapture`.
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use outreach_mail_analysis::rules::{self, Input, LABELS};
@@ -17,6 +19,16 @@ const OVERALL_FLOOR: f64 = 0.85;
 const CLASS_FLOOR: f64 = 0.7;
 /// Held-out overall accuracy below this fails the test.
 const HOLDOUT_FLOOR: f64 = 0.7;
+/// Accuracy floor of the paraphrase set.
+const PARAPHRASE_FLOOR: f64 = 0.95;
+/// Accuracy floor of the fresh set.
+const FRESH_FLOOR: f64 = 0.9;
+/// Accuracy floor of the second fresh set.
+const FRESH2_FLOOR: f64 = 0.9;
+/// Accuracy floor of the third fresh set (set below its once-measured figure).
+const FRESH3_FLOOR: f64 = 0.8;
+/// Accuracy floor of the fourth fresh set.
+const FRESH4_FLOOR: f64 = 0.8;
 /// The step the replies answer (what `original_subject` carries in production).
 const ORIGINAL_SUBJECT: &str = "Quick question about your outbound process";
 
@@ -155,6 +167,67 @@ fn rules_accuracy_held_out() {
     );
 }
 
+/// A fourth set (`replies_paraphrase.jsonl`, 73 rows, 52 not in English), written
+/// for issue 27 item 6 before the phrase families were reworked, with phrasings
+/// unlike the first three sets (not-now by timing and budget cycles, objections by
+/// an existing vendor, in-house tools or no need, opt-outs in many word orders).
+#[test]
+fn rules_accuracy_paraphrase_set() {
+    let (overall, _) = evaluate(&rows_from("replies_paraphrase.jsonl"));
+    assert!(
+        overall >= PARAPHRASE_FLOOR,
+        "paraphrase-set accuracy {overall:.3} < {PARAPHRASE_FLOOR}"
+    );
+}
+
+/// A fifth set (`replies_fresh.jsonl`, 46 rows, 32 not in English), written after
+/// the phrase families were frozen and measured once; nothing was tuned on it, so
+/// it is the fair estimate for wording nobody fitted the rules to.
+#[test]
+fn rules_accuracy_fresh_set() {
+    let (overall, _) = evaluate(&rows_from("replies_fresh.jsonl"));
+    assert!(
+        overall >= FRESH_FLOOR,
+        "fresh-set accuracy {overall:.3} < {FRESH_FLOOR}"
+    );
+}
+
+/// A sixth set (`replies_fresh2.jsonl`, 39 rows, 28 not in English), written
+/// after the second round of phrase families and measured once with the rules
+/// as committed then: the latest fair estimate.
+#[test]
+fn rules_accuracy_fresh2_set() {
+    let (overall, _) = evaluate(&rows_from("replies_fresh2.jsonl"));
+    assert!(
+        overall >= FRESH2_FLOOR,
+        "fresh2-set accuracy {overall:.3} < {FRESH2_FLOOR}"
+    );
+}
+
+/// A seventh set (`replies_fresh3.jsonl`, 39 rows, 28 not in English), written
+/// after the third round of phrase families and measured once; nothing was
+/// tuned on it. Its floor only guards against regressions.
+#[test]
+fn rules_accuracy_fresh3_set() {
+    let (overall, _) = evaluate(&rows_from("replies_fresh3.jsonl"));
+    assert!(
+        overall >= FRESH3_FLOOR,
+        "fresh3-set accuracy {overall:.3} < {FRESH3_FLOOR}"
+    );
+}
+
+/// An eighth set (`replies_fresh4.jsonl`, 40 rows, 28 not in English, longer and
+/// politer replies with greetings), written after the fourth round of families
+/// and measured once; nothing was tuned on it before that measurement.
+#[test]
+fn rules_accuracy_fresh4_set() {
+    let (overall, _) = evaluate(&rows_from("replies_fresh4.jsonl"));
+    assert!(
+        overall >= FRESH4_FLOOR,
+        "fresh4-set accuracy {overall:.3} < {FRESH4_FLOOR}"
+    );
+}
+
 /// Classifies every row, prints the README table and the misses, and returns the
 /// overall and per-class accuracy.
 fn evaluate(rows: &[Row]) -> (f64, Vec<(&'static str, f64)>) {
@@ -189,12 +262,16 @@ fn evaluate(rows: &[Row]) -> (f64, Vec<(&'static str, f64)>) {
             .entry((row.label.clone(), verdict.label))
             .or_default() += 1;
         if !ok {
-            wrong.push(format!(
-                "[{} -> {}] ({}) {}",
-                row.label,
-                verdict.label,
-                row.lang,
+            // Rows of the held-out fifth (tests/holdout.rs) are not shown, so
+            // tuning against this output cannot see them.
+            let text = if common::held_out(&row.text) {
+                "(held-out row)".to_string()
+            } else {
                 row.text.replace('\n', " ")
+            };
+            wrong.push(format!(
+                "[{} -> {}] ({}) {text}",
+                row.label, verdict.label, row.lang,
             ));
         }
     }
