@@ -206,13 +206,20 @@ fn bad_dns_nameservers_stop_the_server_with_the_settings_name() {
 /// kind starts.
 #[test]
 fn a_chosen_classifier_that_is_not_loaded_stops_the_server() {
+    // One data directory, so the plugins are compiled once, not per start.
+    let deployment = Deployment::new();
     for (setting, value) in [
         ("OUTREACH_INBOX_REPLY_CLASSIFIER", "reply-classifier-nope"),
         // Loaded, but a reply classifier, not a domain classifier.
         ("OUTREACH_DOMAIN_CLASSIFIER", "reply-classifier-rules"),
         ("OUTREACH_INBOX_REPLY_CLASSIFIER", "domain-classifier-rules"),
     ] {
-        let out = Deployment::new().with_env(setting, value).cli(&["serve"]);
+        let out = deployment
+            .command(["serve"])
+            .env(setting, value)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
         assert!(!out.status.success(), "{setting}={value}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         let name = setting.trim_start_matches("OUTREACH_").to_lowercase();
@@ -221,7 +228,7 @@ fn a_chosen_classifier_that_is_not_loaded_stops_the_server() {
             "{setting}={value}: {stderr}"
         );
     }
-    let server = Deployment::new()
+    let server = deployment
         .with_env("OUTREACH_INBOX_REPLY_CLASSIFIER", "reply-classifier-llm")
         .with_env("OUTREACH_DOMAIN_CLASSIFIER", "domain-classifier-llm")
         .start();
