@@ -20,7 +20,8 @@
 # holds the database's write lock for 5 s every 20 s during the load, as a
 # backup, a VACUUM or a long migration would: BEGIN EXCLUSIVE on outreach.db
 # with python3's sqlite3, or LOCK TABLE usage_rollups IN ACCESS EXCLUSIVE
-# MODE in a psql session), OUTREACH_BIN (skip the build).
+# MODE in a psql session; SOAK_LOCK_SECONDS and SOAK_LOCK_EVERY change the 5
+# and 20), OUTREACH_BIN (skip the build).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -92,37 +93,39 @@ BEFORE_BYTES=$(storage)
 done) >"$WORK/rss.txt" &
 SAMPLER_PID=$!
 
-# The lock holder: 5 s of the database's write lock every 20 s, the first
-# after 10 s. Each hold is logged (start, seconds waited for the lock, held).
+# The lock holder: 5 s of the database's write lock every 20 s (by default),
+# the first after 10 s. Each hold is logged (start, seconds waited for the
+# lock, held).
 : >"$WORK/locks.txt"
 if [ "${SOAK_LOCK:-0}" = "1" ]; then
-    python3 - "$WORK/data/outreach.db" "${OUTREACH_DATABASE_URL:-}" >"$WORK/locks.txt" <<'PY' &
+    python3 - "$WORK/data/outreach.db" "${OUTREACH_DATABASE_URL:-}" \
+        "${SOAK_LOCK_SECONDS:-5}" "${SOAK_LOCK_EVERY:-20}" >"$WORK/locks.txt" <<'PY' &
 import sqlite3, subprocess, sys, time
-path, url = sys.argv[1], sys.argv[2]
+path, url, hold, every = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
 time.sleep(10)
 while True:
     t0 = time.time()
     if url:
-        # One session: the lock is taken, held 5 s and released by COMMIT.
+        # One session: the lock is taken, held and released by COMMIT.
         subprocess.run(["psql", "-qAt", url, "-c",
                         "BEGIN; LOCK TABLE usage_rollups IN ACCESS EXCLUSIVE MODE; "
-                        "SELECT pg_sleep(5); COMMIT;"], check=True, stdout=subprocess.DEVNULL)
+                        f"SELECT pg_sleep({hold}); COMMIT;"], check=True, stdout=subprocess.DEVNULL)
         held = time.time() - t0
         print(f"lock at {t0:.0f} held {held:.1f} s", flush=True)
     else:
         conn = sqlite3.connect(path, timeout=60, isolation_level=None)
         conn.execute("BEGIN EXCLUSIVE")
         t1 = time.time()
-        time.sleep(5)
+        time.sleep(hold)
         conn.execute("COMMIT")
         conn.close()
         print(f"lock at {t0:.0f} waited {t1 - t0:.1f} s held {time.time() - t1:.1f} s", flush=True)
-    time.sleep(max(0.0, 20 - (time.time() - t0)))
+    time.sleep(max(0.0, every - (time.time() - t0)))
 PY
     LOCKER_PID=$!
 fi
 
-echo "soak: $MINUTES min, wrk -t$THREADS -c$CONNECTIONS, $KEYS keys, ${OUTREACH_DATABASE_URL:-SQLite}, lock ${SOAK_LOCK:-0}, $(nproc) cores" >&2
+echo "soak: $MINUTES min, wrk -t$THREADS -c$CONNECTIONS, $KEYS keys, ${OUTREACH_DATABASE_URL:-SQLite}, lock ${SOAK_LOCK:-0} (${SOAK_LOCK_SECONDS:-5} s every ${SOAK_LOCK_EVERY:-20} s), $(nproc) cores" >&2
 wrk -t"$THREADS" -c"$CONNECTIONS" -d"${MINUTES}m" --timeout 5s -s "$WORK/rotate.lua" \
     "$BASE/v1/account" -- "$WORK/keys.txt" >"$WORK/wrk.txt"
 kill "$SAMPLER_PID" 2>/dev/null || true
@@ -131,7 +134,7 @@ if [ -n "$LOCKER_PID" ]; then
     kill "$LOCKER_PID" 2>/dev/null || true
     wait "$LOCKER_PID" 2>/dev/null || true
     LOCKER_PID=""
-    sleep 6 # a lock being held ends (PostgreSQL finishes the pg_sleep)
+    sleep "$(( ${SOAK_LOCK_SECONDS:-5} + 1 ))" # a lock being held ends (PostgreSQL finishes the pg_sleep)
 fi
 sleep 3 # one flush interval and more
 AFTER_BYTES=$(storage)
