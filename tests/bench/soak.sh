@@ -7,15 +7,21 @@
 #     errors), p50/p99;
 #   - RSS per minute and the last minute against the first after warm-up;
 #   - storage growth of the data directory per million requests;
-#   - /v1/usage/stats against the requests served (none may be dropped) and
-#     the writer's drop counter;
+#   - /v1/usage/stats against the requests the server answered (every one
+#     must be counted), the writer's failed flushes and the raw rows it
+#     sampled out (recent activity keeps only the newest per account);
 #   - each usage endpoint's median latency afterwards (every request of the
 #     run is recorded for the one account), and the first request after a
 #     restart (the quota counter's seed).
 #
 # Environment: SOAK_MINUTES (5), SOAK_CONNECTIONS (64), SOAK_THREADS (2),
 # SOAK_KEYS (3000), SOAK_POSTGRES=1 (fresh PostgreSQL database on
-# 127.0.0.1:5432 instead of embedded SQLite), OUTREACH_BIN (skip the build).
+# 127.0.0.1:5432 instead of embedded SQLite), SOAK_LOCK=1 (another process
+# holds the database's write lock for 5 s every 20 s during the load, as a
+# backup, a VACUUM or a long migration would: BEGIN EXCLUSIVE on outreach.db
+# with python3's sqlite3, or LOCK TABLE usage_rollups IN ACCESS EXCLUSIVE
+# MODE in a psql session; SOAK_LOCK_SECONDS and SOAK_LOCK_EVERY change the 5
+# and 20), OUTREACH_BIN (skip the build).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -32,9 +38,11 @@ BIN="$(bench_binary)"
 
 SERVER_PID=""
 SAMPLER_PID=""
+LOCKER_PID=""
 DB=""
 cleanup() {
     [ -n "$SAMPLER_PID" ] && kill "$SAMPLER_PID" 2>/dev/null || true
+    [ -n "$LOCKER_PID" ] && kill "$LOCKER_PID" 2>/dev/null || true
     if [ -n "$SERVER_PID" ]; then
         kill "$SERVER_PID" 2>/dev/null || true
         wait "$SERVER_PID" 2>/dev/null || true
@@ -85,11 +93,49 @@ BEFORE_BYTES=$(storage)
 done) >"$WORK/rss.txt" &
 SAMPLER_PID=$!
 
-echo "soak: $MINUTES min, wrk -t$THREADS -c$CONNECTIONS, $KEYS keys, ${OUTREACH_DATABASE_URL:-SQLite}, $(nproc) cores" >&2
+# The lock holder: 5 s of the database's write lock every 20 s (by default),
+# the first after 10 s. Each hold is logged (start, seconds waited for the
+# lock, held).
+: >"$WORK/locks.txt"
+if [ "${SOAK_LOCK:-0}" = "1" ]; then
+    python3 - "$WORK/data/outreach.db" "${OUTREACH_DATABASE_URL:-}" \
+        "${SOAK_LOCK_SECONDS:-5}" "${SOAK_LOCK_EVERY:-20}" >"$WORK/locks.txt" <<'PY' &
+import sqlite3, subprocess, sys, time
+path, url, hold, every = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+time.sleep(10)
+while True:
+    t0 = time.time()
+    if url:
+        # One session: the lock is taken, held and released by COMMIT.
+        subprocess.run(["psql", "-qAt", url, "-c",
+                        "BEGIN; LOCK TABLE usage_rollups IN ACCESS EXCLUSIVE MODE; "
+                        f"SELECT pg_sleep({hold}); COMMIT;"], check=True, stdout=subprocess.DEVNULL)
+        held = time.time() - t0
+        print(f"lock at {t0:.0f} held {held:.1f} s", flush=True)
+    else:
+        conn = sqlite3.connect(path, timeout=60, isolation_level=None)
+        conn.execute("BEGIN EXCLUSIVE")
+        t1 = time.time()
+        time.sleep(hold)
+        conn.execute("COMMIT")
+        conn.close()
+        print(f"lock at {t0:.0f} waited {t1 - t0:.1f} s held {time.time() - t1:.1f} s", flush=True)
+    time.sleep(max(0.0, every - (time.time() - t0)))
+PY
+    LOCKER_PID=$!
+fi
+
+echo "soak: $MINUTES min, wrk -t$THREADS -c$CONNECTIONS, $KEYS keys, ${OUTREACH_DATABASE_URL:-SQLite}, lock ${SOAK_LOCK:-0} (${SOAK_LOCK_SECONDS:-5} s every ${SOAK_LOCK_EVERY:-20} s), $(nproc) cores" >&2
 wrk -t"$THREADS" -c"$CONNECTIONS" -d"${MINUTES}m" --timeout 5s -s "$WORK/rotate.lua" \
     "$BASE/v1/account" -- "$WORK/keys.txt" >"$WORK/wrk.txt"
 kill "$SAMPLER_PID" 2>/dev/null || true
 SAMPLER_PID=""
+if [ -n "$LOCKER_PID" ]; then
+    kill "$LOCKER_PID" 2>/dev/null || true
+    wait "$LOCKER_PID" 2>/dev/null || true
+    LOCKER_PID=""
+    sleep "$(( ${SOAK_LOCK_SECONDS:-5} + 1 ))" # a lock being held ends (PostgreSQL finishes the pg_sleep)
+fi
 sleep 3 # one flush interval and more
 AFTER_BYTES=$(storage)
 
@@ -138,7 +184,11 @@ for m in re.finditer(r'outreach_http_requests_total\{([^}]*)\} (\d+)', metrics):
     labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
     if labels.get("route") == "/v1/account":
         by_status[labels["status"]] = by_status.get(labels["status"], 0) + int(m.group(2))
-dropped = sum(int(v) for v in re.findall(r'outreach_usage_events_dropped_total(?:\{[^}]*\})? (\d+)', metrics))
+def metric(name):
+    return sum(float(v) for v in re.findall(name + r'(?:\{[^}]*\})? ([0-9.e+]+)', metrics))
+skipped = int(metric('outreach_usage_raw_rows_skipped_total'))
+flush_failures = int(metric('outreach_usage_flush_failures_total'))
+unwritten = int(metric('outreach_usage_unwritten_requests'))
 served = r["requests"]
 secs = r["duration_us"] / 1e6
 rate_limited = by_status.get("429", 0)
@@ -149,13 +199,24 @@ rss = [int(x) for x in open(f"{work}/rss.txt").read().split()]
 per_min = [rss[i:i + 6] for i in range(0, len(rss), 6)]
 mins = [max(m) / 1024 for m in per_min if m]
 print("RSS per minute (MB, max of 10-s samples): " + ", ".join(f"{m:.0f}" for m in mins))
+if len(mins) >= 2:
+    first, last = mins[0], mins[-1]
+    print(f"RSS last minute vs first: {last:.0f} / {first:.0f} MB = {100 * (last - first) / first:+.1f} %")
 if len(mins) >= 3:
     first, last = mins[1], mins[-1]
     print(f"RSS last minute vs first after warm-up (minute 2): {last:.0f} / {first:.0f} MB = {100 * (last - first) / first:+.1f} %")
 grown = after - before
 print(f"storage grew {grown / 1e6:.1f} MB over {served / 1e6:.2f} M requests = {grown / 1e6 / (served / 1e6):.2f} MB per million")
 stats = json.load(open(f"{work}/stats.json"))
-print(f"/v1/usage/stats total_queries {stats['total_queries']} vs requests served {served} (+ set-up calls); writer drops {dropped}")
+answered = sum(by_status.values())
+counted = stats['total_queries']
+print(f"/v1/usage/stats total_queries {counted} vs requests answered {answered} (wrk counted {served}): "
+      f"{100 * counted / max(answered, 1):.2f} % counted")
+print(f"usage writer: {flush_failures} failed flushes (retried), {unwritten} requests unwritten at the end, "
+      f"{skipped} raw rows sampled out of recent activity")
+locks = open(f"{work}/locks.txt").read().splitlines()
+if locks:
+    print(f"database locked {len(locks)} times by another process: " + "; ".join(l.split(' ', 3)[3] for l in locks))
 for line in open(f"{work}/endpoints.txt"):
     print(line.strip().replace("ENDPOINT ", "usage endpoint "))
 print(f"first request after a restart (quota seed): {first_ms} ms")

@@ -20,6 +20,11 @@ use outreach_core::state::AppState;
 
 pub const BOOTSTRAP_ADMIN_EMAIL: &str = "admin@outreach.local";
 
+/// How long a stopping server keeps trying to write the usage it counted:
+/// longer than a backup's or a VACUUM's lock usually lasts, shorter than
+/// the usual 90 s a service manager waits before SIGKILL.
+const USAGE_FLUSH_DEADLINE: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Latency buckets (seconds) of the request and plugin-call histograms:
 /// fixed buckets keep memory constant and add up across servers, where
 /// summaries would keep samples until scraped and cannot be combined.
@@ -89,7 +94,12 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     )
     .with_graceful_shutdown(shutdown_signal())
     .await?;
-    state.usage.flush().await;
+    // Every request has been answered, so every count is in the recorder.
+    // Write them, retrying while the database is locked or busy; what is
+    // still unwritten at the deadline is logged, one line per account.
+    if let Err(unwritten) = state.usage.flush_within(USAGE_FLUSH_DEADLINE).await {
+        tracing::error!(%unwritten, "usage not written before stopping");
+    }
     if let Some(shared) = &state.limits.shared
         && let Err(e) = shared.release().await
     {

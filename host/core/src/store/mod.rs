@@ -25,6 +25,11 @@ pub enum Backend {
     Postgres,
 }
 
+/// How long a SQLite connection waits for another one's write lock before
+/// failing with SQLITE_BUSY. The usage writer shortens it for its own
+/// transaction and restores this value afterwards.
+pub const SQLITE_BUSY_TIMEOUT_MS: u64 = 10_000;
+
 /// A cloneable database handle: the pool plus the backend it speaks.
 #[derive(Clone, Debug)]
 pub struct Db {
@@ -59,7 +64,10 @@ impl Db {
                     .after_connect(|conn, _meta| {
                         Box::pin(async move {
                             conn.execute("PRAGMA journal_mode=WAL").await?;
-                            conn.execute("PRAGMA busy_timeout=10000").await?;
+                            conn.execute(sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+                                "PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}"
+                            ))))
+                            .await?;
                             conn.execute("PRAGMA foreign_keys=ON").await?;
                             conn.execute("PRAGMA synchronous=NORMAL").await?;
                             Ok(())

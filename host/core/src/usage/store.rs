@@ -15,7 +15,7 @@ const COLUMNS: usize = 13;
 pub async fn insert_events(
     conn: &mut AnyConnection,
     backend: Backend,
-    events: &[UsageEvent],
+    events: &[&UsageEvent],
 ) -> sqlx::Result<()> {
     let sql = format!(
         "INSERT INTO usage_events (request_id, account_id, api_key_id, reseller_client_id, ts, method, \
