@@ -220,10 +220,8 @@ fn remove_if_stale(dir: &Path) {
         .write(true)
         .open(dir.join("lock"))
         .map_or(true, |lock| lock.try_lock().is_ok());
-    if unheld {
-        if let Err(e) = fs::remove_dir_all(dir) {
-            tracing::warn!(error = %e, "removing a stale journal staging folder failed");
-        }
+    if unheld && let Err(e) = fs::remove_dir_all(dir) {
+        tracing::warn!(error = %e, "removing a stale journal staging folder failed");
     }
 }
 
