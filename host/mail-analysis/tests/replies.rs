@@ -7,11 +7,12 @@
 
 mod common;
 
+use common::{Row, rows_from};
+
 use std::collections::BTreeMap;
 
 use outreach_mail_analysis::rules::{self, Input, LABELS};
 use outreach_mail_analysis::{Kind, inspect, parse};
-use serde_json::Value;
 
 /// Overall accuracy below this fails the test.
 const OVERALL_FLOOR: f64 = 0.85;
@@ -32,50 +33,8 @@ const FRESH4_FLOOR: f64 = 0.8;
 /// The step the replies answer (what `original_subject` carries in production).
 const ORIGINAL_SUBJECT: &str = "Quick question about your outbound process";
 
-struct Row {
-    label: String,
-    lang: String,
-    subject: String,
-    text: String,
-    headers: Vec<(String, String)>,
-}
-
 fn rows() -> Vec<Row> {
     rows_from("replies.jsonl")
-}
-
-fn rows_from(file: &str) -> Vec<Row> {
-    let path = format!("{}/tests/data/{file}", env!("CARGO_MANIFEST_DIR"));
-    let data = std::fs::read_to_string(path).unwrap();
-    data.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
-            let s = |k: &str| {
-                v[k].as_str()
-                    .unwrap_or_else(|| panic!("{k} missing: {l}"))
-                    .to_string()
-            };
-            let headers = v["headers"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|h| {
-                    (
-                        h[0].as_str().unwrap().to_string(),
-                        h[1].as_str().unwrap().to_string(),
-                    )
-                })
-                .collect();
-            Row {
-                label: s("label"),
-                lang: s("lang"),
-                subject: s("subject"),
-                text: s("text"),
-                headers,
-            }
-        })
-        .collect()
 }
 
 /// The row as the IMAP poller would fetch it, for the end-to-end checks.

@@ -63,6 +63,24 @@ struct Expected {
     newest: BTreeMap<i64, i64>,
 }
 
+/// A `GET` of `endpoint` that succeeded, by `key` of `account`.
+fn request(account: i64, key: i64, ts_ms: i64, endpoint: &str) -> UsageEvent {
+    UsageEvent {
+        account_id: account,
+        api_key_id: Some(key),
+        reseller_client_id: None,
+        ts_ms,
+        method: "GET".into(),
+        endpoint: endpoint.into(),
+        category: endpoint.split('/').nth(2).unwrap_or_default().into(),
+        status: 200,
+        response_time_ms: 1,
+        filters_summary: None,
+        results_count: 0,
+        billable: true,
+    }
+}
+
 /// Records `n` events spread over the accounts and their keys, two
 /// endpoints, a reseller client, billable or not, over 90 minutes from
 /// [`START`]; `offset` makes each call's events distinct.
@@ -85,18 +103,9 @@ fn record(
         let billable = !i.is_multiple_of(7);
         let ts = START + (i as i64 * 7_919) % (90 * 60_000);
         rec.record(UsageEvent {
-            account_id: account,
-            api_key_id: Some(key),
             reseller_client_id: (client != 0).then_some(client),
-            ts_ms: ts,
-            method: "GET".into(),
-            endpoint: endpoint.into(),
-            category: endpoint.split('/').nth(2).unwrap().into(),
-            status: 200,
-            response_time_ms: 1,
-            filters_summary: None,
-            results_count: 0,
             billable,
+            ..request(account, key, ts, endpoint)
         });
         for grain in [store::Grain::Hour, store::Grain::Day] {
             let name = if grain == store::Grain::Hour {
@@ -310,20 +319,7 @@ async fn the_shutdown_flush_writes_pending_deltas() {
 #[test]
 fn pending_grows_with_combinations_not_requests() {
     let mut pending = Pending::default();
-    let event = |ts_ms| UsageEvent {
-        account_id: 1,
-        api_key_id: Some(2),
-        reseller_client_id: None,
-        ts_ms,
-        method: "GET".into(),
-        endpoint: "/v1/account".into(),
-        category: "account".into(),
-        status: 200,
-        response_time_ms: 1,
-        filters_summary: None,
-        results_count: 0,
-        billable: true,
-    };
+    let event = |ts_ms| request(1, 2, ts_ms, "/v1/account");
     for i in 0..1_000_000 {
         let e = event(START + i);
         pending.add(CountKey::of(&e), e, 10);
@@ -364,19 +360,13 @@ async fn record_cost() {
     let rec = recorder(&app, Duration::from_millis(1000), DEFAULT_LOCK_WAIT);
     let n = 2_000_000;
     let events: Vec<UsageEvent> = (0..n)
-        .map(|i| UsageEvent {
-            account_id: 1 + (i % 50) as i64,
-            api_key_id: Some((i % 3_000) as i64),
-            reseller_client_id: None,
-            ts_ms: START + i as i64,
-            method: "GET".into(),
-            endpoint: "/v1/account".into(),
-            category: "account".into(),
-            status: 200,
-            response_time_ms: 1,
-            filters_summary: None,
-            results_count: 0,
-            billable: true,
+        .map(|i| {
+            request(
+                1 + (i % 50) as i64,
+                (i % 3_000) as i64,
+                START + i as i64,
+                "/v1/account",
+            )
         })
         .collect();
     let started = std::time::Instant::now();
