@@ -125,7 +125,8 @@ PY
     LOCKER_PID=$!
 fi
 
-echo "soak: $MINUTES min, wrk -t$THREADS -c$CONNECTIONS, $KEYS keys, ${OUTREACH_DATABASE_URL:-SQLite}, lock ${SOAK_LOCK:-0} (${SOAK_LOCK_SECONDS:-5} s every ${SOAK_LOCK_EVERY:-20} s), $(nproc) cores" >&2
+echo "soak: $MINUTES min, wrk -t$THREADS -c$CONNECTIONS, $KEYS keys, ${OUTREACH_DATABASE_URL:-SQLite}, lock ${SOAK_LOCK:-0}, $(nproc) cores" >&2
+[ "${SOAK_LOCK:-0}" = "1" ] && echo "lock: ${SOAK_LOCK_SECONDS:-5} s every ${SOAK_LOCK_EVERY:-20} s" >&2
 wrk -t"$THREADS" -c"$CONNECTIONS" -d"${MINUTES}m" --timeout 5s -s "$WORK/rotate.lua" \
     "$BASE/v1/account" -- "$WORK/keys.txt" >"$WORK/wrk.txt"
 kill "$SAMPLER_PID" 2>/dev/null || true

@@ -5,9 +5,11 @@
 //! account, reseller client, hour, billability, endpoint and category (and
 //! per API key), under one of a few mutexes chosen by account, and keeps the
 //! request in that account's small ring of newest raw rows. That is two
-//! hash lookups under a lock held for a fraction of a microsecond, and
-//! nothing in it can fill up: memory grows with the distinct combinations
-//! since the last successful flush (and the rings), not with requests.
+//! short string copies and three hash lookups under a lock held for a
+//! fraction of a microsecond (about 0.2-0.3 µs per request in all, measured
+//! by the ignored test `record_cost` in a release build), and nothing in it
+//! can fill up: memory grows with the distinct combinations since the last
+//! successful flush (and the rings), not with requests.
 //!
 //! A background task flushes every `usage_flush_interval_ms`: it takes the
 //! counters from every shard and writes them as deltas in one transaction
