@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{NOT_BOUNCES, corpus_root, files, name};
+use common::{corpus_root, files, name};
 use outreach_mail_analysis::{BounceType, Kind, inspect, parse};
 
 /// Bounces that yield no recipient, each checked by reading it; every other bounce
@@ -46,18 +46,7 @@ fn sisimai_corpus() {
         let parsed = parse(&raw);
         let got = inspect(&raw, &parsed);
         let file = name(&path);
-        let in_not = path.parent().unwrap().ends_with("not");
-        let expected = if in_not {
-            None
-        } else if file.starts_with("arf-") {
-            Some(Kind::Complaint)
-        } else if file.starts_with("rfc3834-") {
-            Some(Kind::AutoReply)
-        } else if let Some((_, kind, _)) = NOT_BOUNCES.iter().find(|(f, _, _)| *f == file) {
-            Some(*kind)
-        } else {
-            Some(Kind::Bounce)
-        };
+        let expected = common::expected_kind(&path);
         println!(
             "{file:32} {:10} {:5} {:8} {:18} {}",
             format!("{:?}", got.kind),

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{Row, rows_from};
+use common::{Row, raw_message, rows_from};
 
 use std::collections::BTreeMap;
 
@@ -35,35 +35,6 @@ const ORIGINAL_SUBJECT: &str = "Quick question about your outbound process";
 
 fn rows() -> Vec<Row> {
     rows_from("replies.jsonl")
-}
-
-/// The row as the IMAP poller would fetch it, for the end-to-end checks.
-fn raw_message(row: &Row) -> Vec<u8> {
-    let mut raw = String::new();
-    for (n, v) in &row.headers {
-        raw.push_str(&format!("{n}: {v}\r\n"));
-    }
-    raw.push_str("To: mark@outreach.test\r\n");
-    raw.push_str(&format!("Subject: {}\r\n", row.subject));
-    raw.push_str("Date: Wed, 4 Nov 2026 10:30:00 +0100\r\n");
-    if !row
-        .headers
-        .iter()
-        .any(|(n, _)| n.eq_ignore_ascii_case("Content-Type"))
-    {
-        raw.push_str("MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n");
-        raw.push_str("\r\n");
-        raw.push_str(&row.text.replace('\n', "\r\n"));
-    } else {
-        // The bounce rows declaring a report get a minimal report structure.
-        raw.push_str("\r\n--x\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n");
-        raw.push_str(&row.text.replace('\n', "\r\n"));
-        raw.push_str("\r\n--x--\r\n");
-    }
-    raw.push_str(
-        "\r\n\r\nOn Tue, Nov 3, 2026 at 9:00 AM Mark Weber <mark@outreach.test> wrote:\r\n> Hi, quick question about your outbound process.\r\n",
-    );
-    raw.into_bytes()
 }
 
 #[test]
