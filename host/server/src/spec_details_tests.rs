@@ -8,14 +8,17 @@ use serde_json::json;
 
 use outreach_core::accounts::plans::Plan;
 use outreach_core::error::details::{self, SPEC_DETAILS};
-use outreach_core::testing::{TestApp, TestResponse};
+use outreach_core::testing::{TestAccount, TestApp, TestResponse};
 
 use crate::AREAS;
 
-/// Makes the request that answers `detail`.
-async fn provoke(app: &TestApp, detail: &str) -> Option<TestResponse> {
-    let free = app.account(Plan::Free).await;
-    let pro = app.account(Plan::Pro).await;
+/// Makes the request that answers `detail`, as a Free or a Pro account.
+async fn provoke(
+    app: &TestApp,
+    free: &TestAccount,
+    pro: &TestAccount,
+    detail: &str,
+) -> Option<TestResponse> {
     Some(match detail {
         details::INVALID_API_KEY => {
             app.get("/v1/account", "otr_notakeyatallnotakeyatallnotakey")
@@ -66,6 +69,8 @@ async fn provoke(app: &TestApp, detail: &str) -> Option<TestResponse> {
 #[tokio::test]
 async fn every_quoted_detail_is_answered_exactly() {
     let app = TestApp::with_areas(&AREAS, |_| {}).await;
+    let free = app.account(Plan::Free).await;
+    let pro = app.account(Plan::Pro).await;
     let mut checked = 0;
     for entry in SPEC_DETAILS {
         if let Some(issue) = entry.pending {
@@ -74,7 +79,7 @@ async fn every_quoted_detail_is_answered_exactly() {
             eprintln!("pending ({issue}): {}", entry.detail);
             continue;
         }
-        let r = provoke(&app, entry.detail)
+        let r = provoke(&app, &free, &pro, entry.detail)
             .await
             .unwrap_or_else(|| panic!("no provocation for {:?} ({})", entry.detail, entry.spec));
         assert_eq!(r.status, entry.status, "{}: {:?}", entry.detail, r.body);

@@ -334,12 +334,7 @@ pub async fn delete(state: &AppState, caller: &Caller, id: i64) -> ApiResult<()>
 /// active sequence stays active (idempotent).
 pub async fn activate(state: &AppState, caller: &Caller, id: i64) -> ApiResult<Sequence> {
     let mut row = owned(state, caller, id).await?;
-    if !steps::store::has_actionable(&state.db, id).await? {
-        return Err(ApiError::bad_request(
-            "Sequence has no actionable steps: add a step that is not a delay",
-        ));
-    }
-    crate::steps::service::check_first_subject_of(state, id).await?;
+    steps::service::check_activatable(state, id).await?;
     let now = state.clock.now_ms();
     row.status = "active".into();
     // Resuming clears the engine's reason for an auto-pause.

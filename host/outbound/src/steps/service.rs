@@ -219,10 +219,16 @@ fn check_first_subject(order: &[i64], steps: &HashMap<i64, &StepRow>) -> ApiResu
     }
 }
 
-/// Activation's check of the same rule over the stored steps.
-pub async fn check_first_subject_of(state: &AppState, sequence_id: i64) -> ApiResult<()> {
+/// What activation needs of the stored steps, read once: a step that is not
+/// a delay (spec/1 "actionable"), and a subject on the first email step.
+pub async fn check_activatable(state: &AppState, sequence_id: i64) -> ApiResult<()> {
     let mut conn = state.db.pool.acquire().await?;
     let steps = store::list(&mut conn, sequence_id).await?;
+    if steps.iter().all(|s| s.step_type == "delay") {
+        return Err(ApiError::bad_request(
+            "Sequence has no actionable steps: add a step that is not a delay",
+        ));
+    }
     let order: Vec<i64> = steps.iter().map(|s| s.id).collect();
     let by_id: HashMap<i64, &StepRow> = steps.iter().map(|s| (s.id, s)).collect();
     check_first_subject(&order, &by_id)

@@ -6,7 +6,6 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::model::Variant;
-use outreach_core::store::Db;
 
 #[derive(Debug, Clone, Default)]
 pub struct StepRow {
@@ -202,17 +201,6 @@ pub async fn copy_all(conn: &mut AnyConnection, from: i64, to: i64, now: i64) ->
         }
     }
     Ok(())
-}
-
-/// Whether the sequence has a step that is not a delay (spec/1 "actionable").
-pub async fn has_actionable(db: &Db, sequence_id: i64) -> sqlx::Result<bool> {
-    let n: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM sequence_steps WHERE sequence_id = $1 AND step_type <> 'delay'",
-    )
-    .bind(sequence_id)
-    .fetch_one(&db.pool)
-    .await?;
-    Ok(n > 0)
 }
 
 /// The delay of the first step in milliseconds (0 without steps): the wait
