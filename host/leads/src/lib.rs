@@ -17,6 +17,7 @@ pub mod bulk;
 pub mod csv_out;
 pub mod domain_csv;
 pub mod domains;
+pub mod evaluation;
 pub mod intelligence;
 pub mod lists;
 pub mod scoring;
@@ -47,5 +48,20 @@ pub const AREA: Area = Area {
         .expect("the RDAP client can be built");
         ext.insert(rdap);
     },
-    workers: domains::start_workers,
+    workers: start_workers,
 };
+
+/// The crate's background work: the enrichment pipeline, and pool
+/// evaluation for audiences, alerts and watches.
+fn start_workers(state: &outreach_core::state::AppState) {
+    domains::start_workers(state);
+    let db = state.db.clone();
+    let state = state.clone();
+    tokio::spawn(async move {
+        // Records saved before the facets existed get theirs first.
+        if let Err(e) = domains::facets::backfill(&db).await {
+            tracing::warn!(error = %e, "pool facets backfill failed");
+        }
+        evaluation::run(state).await;
+    });
+}

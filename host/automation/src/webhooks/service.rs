@@ -8,7 +8,7 @@ use outreach_core::http::auth::Caller;
 use outreach_core::platform::clock::iso;
 use outreach_core::state::AppState;
 use outreach_core::store::lock_account;
-use outreach_ssrf::{GuardError, Url, check_url};
+use outreach_core::platform::outbound;
 
 use super::deliver::{self, Deliverer, LEASE_MS};
 use super::dispatch::{TEST_EVENT, envelope, test_event_data};
@@ -17,9 +17,6 @@ use super::model::*;
 use super::outcomes::{self, Outcome};
 use super::signing::new_secret;
 use super::store::{self, ClaimedDelivery, NewDelivery, NewWebhook, WebhookRow, secret_aad};
-
-/// Longest accepted URL.
-const MAX_URL_LEN: usize = 2048;
 
 /// Webhooks are Starter+ (spec/2); Free gets the spec's 403.
 fn gate(caller: &Caller) -> ApiResult<()> {
@@ -40,44 +37,9 @@ pub fn view(w: &WebhookRow) -> Webhook {
     }
 }
 
-/// Checks a receiver URL: HTTPS (plain HTTP only to loopback, and only
-/// under the test-only `unsafe_outbound_allow_loopback`), and an address
-/// the outbound policy admits. A name that does not resolve yet is
-/// accepted; every delivery checks the address again after DNS.
-pub async fn check_receiver_url(state: &AppState, raw: &str) -> ApiResult<String> {
-    let raw = raw.trim();
-    if raw.len() > MAX_URL_LEN {
-        return Err(ApiError::bad_request(format!(
-            "url must be at most {MAX_URL_LEN} characters"
-        )));
-    }
-    let url = Url::parse(raw).map_err(|e| ApiError::bad_request(format!("Invalid url: {e}")))?;
-    let policy = &state.outbound;
-    let loopback_host = match url.host() {
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        None => false,
-    };
-    match url.scheme() {
-        "https" => {}
-        "http" if policy.allow_loopback && loopback_host => {}
-        _ => return Err(ApiError::bad_request("Webhook url must use HTTPS")),
-    }
-    let blocked = |e: GuardError| match e {
-        GuardError::Blocked(_) => Err(ApiError::bad_request(e.to_string())),
-        _ => Ok(()),
-    };
-    if let Err(e) = check_url(&url, policy) {
-        blocked(e)?;
-        return Err(ApiError::bad_request("Invalid url"));
-    }
-    if let Some(url::Host::Domain(host)) = url.host()
-        && let Err(e) = outreach_ssrf::resolve_checked(policy, host, 0).await
-    {
-        blocked(e)?;
-    }
-    Ok(url.to_string())
+/// Checks a receiver URL (see [`outbound::check_receiver_url`]).
+async fn check_receiver_url(state: &AppState, raw: &str) -> ApiResult<String> {
+    outbound::check_receiver_url(&state.outbound, raw, "Webhook url").await
 }
 
 pub async fn list(state: &AppState, caller: &Caller) -> ApiResult<WebhookList> {

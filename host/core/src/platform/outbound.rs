@@ -6,9 +6,13 @@
 //! [`outreach_ssrf::connect_checked`] for non-HTTP protocols); this module
 //! builds the policy from the configuration once, at start-up.
 
-use outreach_ssrf::GuardPolicy;
+use outreach_ssrf::{GuardError, GuardPolicy, Url, check_url};
 
 use crate::config::Config;
+use crate::error::{ApiError, ApiResult};
+
+/// Longest receiver URL accepted.
+pub const MAX_URL_LEN: usize = 2048;
 
 /// The policy for this server: strict, plus the operator's CIDR allowlist,
 /// plus loopback when a test-only setting asks for it.
@@ -26,6 +30,47 @@ pub fn policy(config: &Config) -> anyhow::Result<GuardPolicy> {
         nameservers: config.dns_nameserver_addrs()?,
         ..GuardPolicy::strict()
     })
+}
+
+/// Checks the URL of a receiver the user names (a webhook, a Slack
+/// incoming webhook): HTTPS (plain HTTP only to loopback, and only under
+/// the test-only `unsafe_outbound_allow_loopback`), and an address the
+/// policy admits, literal or after DNS; `what` names it in the 400. A name
+/// that does not resolve yet is accepted; every call checks the address
+/// again after DNS. Returns the URL as it will be stored.
+pub async fn check_receiver_url(policy: &GuardPolicy, raw: &str, what: &str) -> ApiResult<String> {
+    let raw = raw.trim();
+    if raw.len() > MAX_URL_LEN {
+        return Err(ApiError::bad_request(format!(
+            "{what} must be at most {MAX_URL_LEN} characters"
+        )));
+    }
+    let url = Url::parse(raw).map_err(|e| ApiError::bad_request(format!("Invalid url: {e}")))?;
+    let loopback_host = match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        None => false,
+    };
+    match url.scheme() {
+        "https" => {}
+        "http" if policy.allow_loopback && loopback_host => {}
+        _ => return Err(ApiError::bad_request(format!("{what} must use HTTPS"))),
+    }
+    let blocked = |e: GuardError| match e {
+        GuardError::Blocked(_) => Err(ApiError::bad_request(e.to_string())),
+        _ => Ok(()),
+    };
+    if let Err(e) = check_url(&url, policy) {
+        blocked(e)?;
+        return Err(ApiError::bad_request("Invalid url"));
+    }
+    if let Some(url::Host::Domain(host)) = url.host()
+        && let Err(e) = outreach_ssrf::resolve_checked(policy, host, 0).await
+    {
+        blocked(e)?;
+    }
+    Ok(url.to_string())
 }
 
 #[cfg(test)]

@@ -21,9 +21,10 @@ pub fn country_code(value: &str) -> Option<String> {
         .map(|(code, _)| (*code).to_owned())
 }
 
-/// Whether `code` is a region libphonenumber knows, which covers every
-/// ISO 3166-1 country and territory in use.
-fn is_region(code: &str) -> bool {
+/// Whether `code` (upper case) is a region libphonenumber knows, which
+/// covers every ISO 3166-1 country and territory in use; filters check
+/// their country codes with it.
+pub fn is_region(code: &str) -> bool {
     code.parse::<Id>().is_ok()
 }
 

@@ -20,7 +20,7 @@
 //! over the document, and text scanning is linear.
 
 mod country;
-pub use country::country_code;
+pub use country::{country_code, is_region};
 mod describe;
 mod emails;
 mod jsonld;

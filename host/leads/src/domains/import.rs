@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use sqlx::AnyConnection;
 
-use super::pipeline;
+use super::{facets, pipeline};
 use super::record::{IMPORTED, Technology};
 use super::service::BUSINESS_TYPES;
 use super::store::{self, TAG_TECHNOLOGY};
@@ -127,6 +127,7 @@ async fn write(
         match inserted {
             Some(id) => {
                 set_fields(&mut tx, id, fields).await?;
+                facets::refresh(&mut tx, id, now).await?;
                 summary.imported += 1;
                 added.push(domain.clone());
             }
@@ -137,6 +138,7 @@ async fn write(
                     .fetch_one(&mut *tx)
                     .await?;
                 set_fields(&mut tx, id, fields).await?;
+                facets::refresh(&mut tx, id, now).await?;
                 summary.updated += 1;
             }
         }

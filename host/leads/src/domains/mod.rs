@@ -7,10 +7,13 @@
 //!   `POST /v1/enrichment/bulk`, `GET /v1/enrichment/tech-stack`,
 //!   `GET /v1/search/domains`.
 //! - `email_finder.rs`: `GET /v1/enrichment/email-finder`.
+//! - `facets.rs`: what audiences, alerts and watches read of a record, and
+//!   the pool events that tell them it changed.
 //! - `pipeline/`: the enrichment jobs and their stages.
 //! - `import.rs`: `outreach domains import`.
 
 pub mod email_finder;
+pub mod facets;
 pub mod import;
 pub mod pipeline;
 pub mod record;

@@ -1,11 +1,13 @@
 //! The end of an enrichment: the new record is compared with the stored
 //! one (change records for spec/2's monitored fields), written with its
-//! search tags, and every account that asked for it gets `domain.enriched`,
-//! all in one transaction.
+//! search tags and facets, a pool event is recorded for audiences, alerts
+//! and watches (`domains::facets`), and every account that asked for it
+//! gets `domain.enriched`, all in one transaction.
 
 use serde_json::{Value, json};
 use sqlx::{AnyConnection, Row};
 
+use crate::domains::facets::{self, Monitored};
 use crate::domains::record::{ENRICHED, FAILED, IMPORTED, Technology};
 use crate::domains::store::{self, TAG_SIGNAL, TAG_TECHNOLOGY};
 use outreach_core::events::{self, EventType};
@@ -51,16 +53,6 @@ pub struct Findings {
     pub reading: Option<outreach_domain_analysis::signals::Reading>,
 }
 
-/// The monitored fields of spec/2's watchlist table, as stored text.
-const MONITORED: &[&str] = &[
-    "industry",
-    "sub_industry",
-    "website_email",
-    "summary",
-    "is_trusted",
-    "confidence",
-];
-
 /// Fields counted for `fields_filled` and `completeness_score`.
 fn filled(f: &Findings) -> (i64, i64) {
     let checks = [
@@ -81,26 +73,6 @@ fn filled(f: &Findings) -> (i64, i64) {
     ];
     let n = checks.iter().filter(|c| **c).count() as i64;
     (n, n * 100 / checks.len() as i64)
-}
-
-fn monitored_value(field: &str, f: &Findings) -> Option<String> {
-    match field {
-        "industry" => f.industry.clone(),
-        "sub_industry" => f.sub_industry.clone(),
-        "website_email" => f.website_email.clone(),
-        "summary" => f.summary.clone(),
-        "is_trusted" => Some(f.is_trusted.to_string()),
-        "confidence" => Some(format!("{:.2}", f.confidence)),
-        _ => None,
-    }
-}
-
-fn stored_value(field: &str, row: &sqlx::any::AnyRow) -> sqlx::Result<Option<String>> {
-    Ok(match field {
-        "is_trusted" => Some((row.try_get::<i64, _>(field)? != 0).to_string()),
-        "confidence" => Some(format!("{:.2}", row.try_get::<f64, _>(field)?)),
-        _ => row.try_get(field)?,
-    })
 }
 
 fn text(v: &impl serde::Serialize) -> String {
@@ -187,23 +159,27 @@ pub async fn save(
     } else {
         // Only a record enriched before has history to compare with.
         if was_enriched {
-            for field in MONITORED {
-                let old = stored_value(field, &row)?;
-                let new = monitored_value(field, f);
-                if old != new {
-                    sqlx::query(
-                        "INSERT INTO domain_changes (domain_id, field_changed, old_value, \
-                         new_value, detected_at) VALUES ($1, $2, $3, $4, $5)",
-                    )
-                    .bind(domain_id)
-                    .bind(*field)
-                    .bind(old)
-                    .bind(new)
-                    .bind(now)
-                    .execute(&mut *conn)
-                    .await?;
-                    changes += 1;
-                }
+            let now_monitored = Monitored::new(
+                f.industry.clone(),
+                f.sub_industry.clone(),
+                f.website_email.clone(),
+                f.summary.clone(),
+                f.is_trusted,
+                f.confidence,
+            );
+            for (field, old, new) in now_monitored.changes_from(&Monitored::from_row(&row)?) {
+                sqlx::query(
+                    "INSERT INTO domain_changes (domain_id, field_changed, old_value, \
+                     new_value, detected_at) VALUES ($1, $2, $3, $4, $5)",
+                )
+                .bind(domain_id)
+                .bind(field)
+                .bind(old)
+                .bind(new)
+                .bind(now)
+                .execute(&mut *conn)
+                .await?;
+                changes += 1;
             }
         }
         let (fields_filled, completeness) = filled(f);
@@ -255,6 +231,7 @@ pub async fn save(
         .execute(&mut *conn)
         .await?;
         write_tags(conn, domain_id, f).await?;
+        facets::refresh(conn, domain_id, now).await?;
     }
     // Everyone who asked hears that it finished, failed or not.
     let waiting: Vec<i64> = sqlx::query_scalar(
