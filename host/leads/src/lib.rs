@@ -5,14 +5,17 @@
 //! Each spec area is one module folder here with `routes.rs`, `service.rs`,
 //! `store.rs` and `tests.rs`: `domains/` (the pool), `lists/` (lead lists
 //! and the funnel), `bulk/`, `scoring/`, `intelligence/` (the funnel so
-//! far); `audiences/`, `alerts/`, `watchlist/`, `export/` and
-//! `integrations/` come with their issues. `domain_csv.rs` reads files of
+//! far), `audiences/`, `alerts/`, `watchlist/`, and `evaluation/` (the
+//! worker that lets them follow the pool); `export/` and `integrations/`
+//! come with their issues. `domain_csv.rs` reads files of
 //! domains, `csv_out.rs` writes CSV downloads. The crawler and DNS lookups
 //! follow the core's outbound policy; events go to the core's outbox.
 
 use outreach_core::Area;
 use utoipa_axum::router::OpenApiRouter;
 
+pub mod alerts;
+pub mod audiences;
 pub mod bulk;
 pub mod csv_out;
 pub mod domain_csv;
@@ -31,6 +34,8 @@ fn v1() -> OpenApiRouter<outreach_core::state::AppState> {
         .merge(bulk::routes::router())
         .merge(intelligence::routes::router())
         .merge(scoring::routes::router())
+        .merge(audiences::routes::router())
+        .merge(alerts::routes::router())
 }
 
 pub const AREA: Area = Area {
@@ -47,6 +52,7 @@ pub const AREA: Area = Area {
         )
         .expect("the RDAP client can be built");
         ext.insert(rdap);
+        ext.insert(alerts::deliver::SlackClient::new(state));
     },
     workers: start_workers,
 };
@@ -55,6 +61,7 @@ pub const AREA: Area = Area {
 /// evaluation for audiences, alerts and watches.
 fn start_workers(state: &outreach_core::state::AppState) {
     domains::start_workers(state);
+    tokio::spawn(alerts::deliver::run(state.clone()));
     let db = state.db.clone();
     let state = state.clone();
     tokio::spawn(async move {

@@ -6,9 +6,9 @@ use outreach_core::accounts::plans::{Plan, Quota, ensure_quota_after_insert, quo
 use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::http::auth::Caller;
 use outreach_core::platform::clock::iso;
+use outreach_core::platform::outbound;
 use outreach_core::state::AppState;
 use outreach_core::store::lock_account;
-use outreach_core::platform::outbound;
 
 use super::deliver::{self, Deliverer, LEASE_MS};
 use super::dispatch::{TEST_EVENT, envelope, test_event_data};

@@ -13,6 +13,7 @@
 //! - `import.rs`: `outreach domains import`.
 
 pub mod email_finder;
+pub mod facet_filter;
 pub mod facets;
 pub mod import;
 pub mod pipeline;

@@ -8,6 +8,7 @@
 use std::time::Duration;
 
 use outreach_core::state::AppState;
+use tracing::Instrument;
 
 use crate::domains::facets;
 
@@ -25,7 +26,8 @@ pub async fn run_once(state: &AppState) -> anyhow::Result<usize> {
     if events.is_empty() {
         return Ok(0);
     }
-    let _ = now;
+    crate::audiences::evaluate::apply(&mut tx, &events, now).await?;
+    crate::alerts::evaluate::apply(&mut tx, backend, &events, now).await?;
     tx.commit().await?;
     Ok(events.len())
 }
@@ -47,12 +49,9 @@ pub async fn drain(state: &AppState) -> anyhow::Result<usize> {
 pub async fn run(state: AppState) {
     loop {
         let span = tracing::info_span!("pool_evaluation");
-        let _enter = span.enter();
-        match drain(&state).await {
-            Ok(_) => {}
-            Err(e) => tracing::warn!(error = %e, "pool evaluation failed; retrying"),
+        if let Err(e) = drain(&state).instrument(span).await {
+            tracing::warn!(error = %e, "pool evaluation failed; retrying");
         }
-        drop(_enter);
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }
