@@ -40,6 +40,19 @@ pub fn findings(industry: &str, score: i64) -> save::Findings {
     }
 }
 
+pub async fn put(app: &TestApp, path: &str, key: &str, body: Value) -> TestResponse {
+    app.call("PUT", path, Some(key), Some(body)).await
+}
+
+pub async fn delete(app: &TestApp, path: &str, key: &str) -> TestResponse {
+    app.call("DELETE", path, Some(key), None).await
+}
+
+/// Runs the pool-evaluation worker until no pool event is left.
+pub async fn evaluate(app: &TestApp) -> usize {
+    crate::evaluation::drain(&app.state).await.unwrap()
+}
+
 /// Creates a list and returns its id.
 pub async fn new_list(app: &TestApp, key: &str, name: &str) -> i64 {
     let r = app.post("/v1/lists", key, json!({"name": name})).await;

@@ -8,9 +8,9 @@ use serde_json::{Value, json};
 
 use crate::domains::pipeline::{self, save};
 use crate::domains::record::Technology;
-pub(super) use crate::testkit::seed;
+pub(super) use crate::testkit::{delete, put, seed};
 use outreach_core::accounts::plans::Plan;
-use outreach_core::testing::{TestApp, TestResponse};
+use outreach_core::testing::TestApp;
 
 pub(super) async fn app() -> TestApp {
     app_with(|_| {}).await
@@ -55,13 +55,6 @@ pub(super) fn b2b() -> save::Findings {
     }
 }
 
-pub(super) async fn put(app: &TestApp, path: &str, key: &str, body: Value) -> TestResponse {
-    app.call("PUT", path, Some(key), Some(body)).await
-}
-
-pub(super) async fn delete(app: &TestApp, path: &str, key: &str) -> TestResponse {
-    app.call("DELETE", path, Some(key), None).await
-}
 
 pub(super) fn rule(name: &str, conditions: Value) -> Value {
     json!({"name": name, "conditions": conditions})
