@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use crate::domains::pipeline::save::Findings;
 use crate::domains::pipeline::{self, save};
 use outreach_core::events::{self, EventType};
 use outreach_core::testing::{TestApp, TestResponse};
@@ -88,4 +89,39 @@ pub async fn outbox(app: &TestApp, account_id: i64, kind: EventType) -> Vec<Valu
 pub fn days_pass(app: &TestApp, days: i64) {
     app.clock
         .advance(std::time::Duration::from_secs((days * 86_400) as u64));
+}
+
+const INDUSTRIES: [&str; 4] = ["Software", "Retail", "Healthcare", "Financial Services"];
+const COUNTRIES: [Option<&str>; 4] = [Some("DE"), Some("FR"), Some("US"), None];
+const SIGNALS: [&str; 4] = ["has_crm", "has_blog", "has_ssl", "has_saas"];
+const TYPES: [&str; 3] = ["B2B", "B2C", "marketplace"];
+
+/// The `i`-th synthetic record for audience and alert tests: every field varies on its own cycle.
+pub fn record(i: usize) -> Findings {
+    let audience_signals: Vec<String> = SIGNALS
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| (i >> k) & 1 == 1)
+        .map(|(_, s)| (*s).to_owned())
+        .collect();
+    let intent = ((i * 37) % 101) as i64;
+    Findings {
+        company_name: Some(format!("Company {i}")),
+        industry: Some(INDUSTRIES[i % 4].into()),
+        business_type: Some(TYPES[i % 3].into()),
+        confidence: ((i * 13) % 100) as f64 / 100.0,
+        intent_score: intent,
+        intent_level: if intent >= 80 { "hot" } else { "warm" }.into(),
+        registrant_country: COUNTRIES[i % 4].map(str::to_owned),
+        // A record without a registrant country falls back to its server's.
+        ip_country: (i % 8 == 3).then(|| "NL".to_owned()),
+        audience_signals,
+        alert_signals: if i % 2 == 0 {
+            vec!["has_crm".into()]
+        } else {
+            vec![]
+        },
+        social_links: json!({}),
+        ..Findings::default()
+    }
 }

@@ -7,47 +7,16 @@
 use serde_json::{Value, json};
 
 use crate::domains::pipeline::save::Findings;
-use crate::testkit::{delete, evaluate, outbox, put, seed};
+use crate::testkit::{delete, evaluate, outbox, put, record, seed};
 use outreach_core::accounts::plans::Plan;
 use outreach_core::events::EventType;
 use outreach_core::testing::TestApp;
 
-pub(crate) async fn app() -> TestApp {
+async fn app() -> TestApp {
     TestApp::with_areas(&[crate::AREA], |c| {
         c.rdap_bootstrap_url = "http://127.0.0.1:9/".into();
     })
     .await
-}
-
-const INDUSTRIES: [&str; 4] = ["Software", "Retail", "Healthcare", "Financial Services"];
-const COUNTRIES: [Option<&str>; 4] = [Some("DE"), Some("FR"), Some("US"), None];
-const SIGNALS: [&str; 4] = ["has_crm", "has_blog", "has_ssl", "has_saas"];
-const TYPES: [&str; 3] = ["B2B", "B2C", "marketplace"];
-
-/// The `i`-th synthetic record: every field varies on its own cycle.
-pub(crate) fn record(i: usize) -> Findings {
-    let audience_signals: Vec<String> = SIGNALS
-        .iter()
-        .enumerate()
-        .filter(|(k, _)| (i >> k) & 1 == 1)
-        .map(|(_, s)| (*s).to_owned())
-        .collect();
-    let intent = ((i * 37) % 101) as i64;
-    Findings {
-        company_name: Some(format!("Company {i}")),
-        industry: Some(INDUSTRIES[i % 4].into()),
-        business_type: Some(TYPES[i % 3].into()),
-        confidence: ((i * 13) % 100) as f64 / 100.0,
-        intent_score: intent,
-        intent_level: if intent >= 80 { "hot" } else { "warm" }.into(),
-        registrant_country: COUNTRIES[i % 4].map(str::to_owned),
-        // A record without a registrant country falls back to its server's.
-        ip_country: (i % 8 == 3).then(|| "NL".to_owned()),
-        audience_signals,
-        alert_signals: if i % 2 == 0 { vec!["has_crm".into()] } else { vec![] },
-        social_links: json!({}),
-        ..Findings::default()
-    }
 }
 
 /// An independent reading of spec/2's audience filters over findings.
@@ -65,21 +34,27 @@ fn brute_matches(filters: &Value, f: &Findings) -> bool {
     let types = strings("business_types");
     let country = f.registrant_country.clone().or(f.ip_country.clone());
     (industries.is_empty()
-        || industries
-            .iter()
-            .any(|i| f.industry.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(i))))
+        || industries.iter().any(|i| {
+            f.industry
+                .as_deref()
+                .is_some_and(|x| x.eq_ignore_ascii_case(i))
+        }))
         && (countries.is_empty()
-            || countries
-                .iter()
-                .any(|c| country.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(c))))
+            || countries.iter().any(|c| {
+                country
+                    .as_deref()
+                    .is_some_and(|x| x.eq_ignore_ascii_case(c))
+            }))
         && (f.confidence * 100.0).round() as i64 >= filters["min_confidence"].as_i64().unwrap_or(0)
         && f.intent_score >= filters["min_intent_score"].as_i64().unwrap_or(0)
         && required.iter().all(|s| f.audience_signals.contains(s))
         && !excluded.iter().any(|s| f.audience_signals.contains(s))
         && (types.is_empty()
-            || types
-                .iter()
-                .any(|t| f.business_type.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(t))))
+            || types.iter().any(|t| {
+                f.business_type
+                    .as_deref()
+                    .is_some_and(|x| x.eq_ignore_ascii_case(t))
+            }))
 }
 
 fn filter_sets() -> Vec<Value> {
@@ -99,7 +74,11 @@ fn filter_sets() -> Vec<Value> {
 
 async fn create(app: &TestApp, key: &str, name: &str, filters: Value) -> Value {
     let r = app
-        .post("/v1/audiences", key, json!({"name": name, "filters": filters}))
+        .post(
+            "/v1/audiences",
+            key,
+            json!({"name": name, "filters": filters}),
+        )
         .await;
     assert_eq!(r.status, 201, "{:?}", r.body);
     r.body
@@ -141,14 +120,28 @@ async fn audiences_are_created_listed_read_changed_and_deleted() {
     assert_eq!(app.get(&path, &a.api_key).await.body["id"], id);
     // Another account's id is not found, whatever the method.
     assert_eq!(app.get(&path, &other.api_key).await.status, 404);
-    assert_eq!(put(&app, &path, &other.api_key, json!({"name": "x"})).await.status, 404);
+    assert_eq!(
+        put(&app, &path, &other.api_key, json!({"name": "x"}))
+            .await
+            .status,
+        404
+    );
     assert_eq!(delete(&app, &path, &other.api_key).await.status, 404);
 
-    let r = put(&app, &path, &a.api_key, json!({"is_active": false, "name": "Paused"})).await;
+    let r = put(
+        &app,
+        &path,
+        &a.api_key,
+        json!({"is_active": false, "name": "Paused"}),
+    )
+    .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     assert_eq!(r.body["is_active"], false);
     assert_eq!(r.body["name"], "Paused");
-    assert_eq!(r.body["description"], "Software in DE", "fields not sent stay");
+    assert_eq!(
+        r.body["description"], "Software in DE",
+        "fields not sent stay"
+    );
     assert_eq!(r.body["filters"]["industries"], json!(["Software"]));
     assert_eq!(delete(&app, &path, &a.api_key).await.status, 204);
     assert_eq!(app.get(&path, &a.api_key).await.status, 404);
@@ -165,7 +158,10 @@ async fn bad_filters_and_names_are_refused_naming_the_value() {
         (json!({"industries": ["Softwear"]}), "'Softwear'"),
         (json!({"countries": ["XX"]}), "'XX'"),
         (json!({"countries": ["DEU"]}), "'DEU'"),
-        (json!({"required_signals": ["has_chat_widget"]}), "'has_chat_widget'"),
+        (
+            json!({"required_signals": ["has_chat_widget"]}),
+            "'has_chat_widget'",
+        ),
         (json!({"excluded_signals": ["HAS_CRM"]}), "'HAS_CRM'"),
         (json!({"business_types": ["B2X"]}), "'B2X'"),
         (json!({"min_confidence": 101}), "min_confidence"),
@@ -175,7 +171,10 @@ async fn bad_filters_and_names_are_refused_naming_the_value() {
     for (filters, named) in cases {
         let create = json!({"name": "x", "filters": filters});
         let preview = json!({"filters": filters});
-        for (path, body) in [("/v1/audiences", create), ("/v1/audiences/preview", preview)] {
+        for (path, body) in [
+            ("/v1/audiences", create),
+            ("/v1/audiences/preview", preview),
+        ] {
             let r = app.post(path, &a.api_key, body).await;
             assert_eq!(r.status, 400, "{filters} {path}: {:?}", r.body);
             assert!(r.detail().contains(named), "{filters}: {}", r.detail());
@@ -183,10 +182,16 @@ async fn bad_filters_and_names_are_refused_naming_the_value() {
     }
     let long = "n".repeat(201);
     let r = app
-        .post("/v1/audiences", &a.api_key, json!({"name": long, "filters": {}}))
+        .post(
+            "/v1/audiences",
+            &a.api_key,
+            json!({"name": long, "filters": {}}),
+        )
         .await;
     assert_eq!(r.status, 400);
-    let r = app.post("/v1/audiences", &a.api_key, json!({"name": "x"})).await;
+    let r = app
+        .post("/v1/audiences", &a.api_key, json!({"name": "x"}))
+        .await;
     assert_eq!(r.status, 400, "filters are required: {:?}", r.body);
     assert_eq!(app.get("/v1/audiences", &a.api_key).await.body["count"], 0);
 }
@@ -197,11 +202,18 @@ async fn the_plan_cap_refuses_one_more_and_writes_nothing() {
     let free = app.account(Plan::Free).await;
     create(&app, &free.api_key, "one", json!({})).await;
     let r = app
-        .post("/v1/audiences", &free.api_key, json!({"name": "two", "filters": {}}))
+        .post(
+            "/v1/audiences",
+            &free.api_key,
+            json!({"name": "two", "filters": {}}),
+        )
         .await;
     assert_eq!(r.status, 400, "{:?}", r.body);
     assert!(r.detail().contains("Plan limit"), "{}", r.detail());
-    assert_eq!(app.get("/v1/audiences", &free.api_key).await.body["count"], 1);
+    assert_eq!(
+        app.get("/v1/audiences", &free.api_key).await.body["count"],
+        1
+    );
     let ent = app.account(Plan::Enterprise).await;
     for i in 0..12 {
         create(&app, &ent.api_key, &format!("a{i}"), json!({})).await;
@@ -223,9 +235,16 @@ async fn match_counts_equal_a_brute_force_count_as_the_pool_changes() {
     evaluate(&app).await;
     let mut ids = Vec::new();
     for (n, filters) in filter_sets().into_iter().enumerate() {
-        let expected = records.iter().filter(|(_, f)| brute_matches(&filters, f)).count();
+        let expected = records
+            .iter()
+            .filter(|(_, f)| brute_matches(&filters, f))
+            .count();
         let preview = app
-            .post("/v1/audiences/preview", &a.api_key, json!({"filters": filters}))
+            .post(
+                "/v1/audiences/preview",
+                &a.api_key,
+                json!({"filters": filters}),
+            )
             .await;
         assert_eq!(preview.status, 200, "{:?}", preview.body);
         assert_eq!(preview.body["match_count"], expected, "preview {filters}");
@@ -244,20 +263,34 @@ async fn match_counts_equal_a_brute_force_count_as_the_pool_changes() {
         let mut changed = record(i + 101);
         seed(&app, domain, changed.clone()).await;
         // A fact the enrichment did not learn keeps the stored one.
-        changed.registrant_country = changed.registrant_country.or(stored.registrant_country.take());
+        changed.registrant_country = changed
+            .registrant_country
+            .or(stored.registrant_country.take());
         changed.ip_country = changed.ip_country.or(stored.ip_country.take());
         *stored = changed;
     }
     evaluate(&app).await;
     for (id, filters) in &ids {
-        let expected = records.iter().filter(|(_, f)| brute_matches(filters, f)).count();
+        let expected = records
+            .iter()
+            .filter(|(_, f)| brute_matches(filters, f))
+            .count();
         let r = app.get(&format!("/v1/audiences/{id}"), &a.api_key).await;
         assert_eq!(r.body["match_count"], expected, "after changes {filters}");
     }
     // A recount (PUT) agrees with the moved counter.
     let (id, filters) = &ids[2];
-    let r = put(&app, &format!("/v1/audiences/{id}"), &a.api_key, json!({"name": "again"})).await;
-    let expected = records.iter().filter(|(_, f)| brute_matches(filters, f)).count();
+    let r = put(
+        &app,
+        &format!("/v1/audiences/{id}"),
+        &a.api_key,
+        json!({"name": "again"}),
+    )
+    .await;
+    let expected = records
+        .iter()
+        .filter(|(_, f)| brute_matches(filters, f))
+        .count();
     assert_eq!(r.body["match_count"], expected);
 }
 
@@ -265,7 +298,13 @@ async fn match_counts_equal_a_brute_force_count_as_the_pool_changes() {
 async fn new_matches_are_counted_announced_and_reset_by_a_view() {
     let app = app().await;
     let a = app.account(Plan::Pro).await;
-    let aud = create(&app, &a.api_key, "Software", json!({"industries": ["Software"]})).await;
+    let aud = create(
+        &app,
+        &a.api_key,
+        "Software",
+        json!({"industries": ["Software"]}),
+    )
+    .await;
     let id = aud["id"].as_i64().unwrap();
     let path = format!("/v1/audiences/{id}");
     // record(0) and record(4) are Software, record(1) is not.
@@ -277,16 +316,26 @@ async fn new_matches_are_counted_announced_and_reset_by_a_view() {
     assert_eq!(list.body["audiences"][0]["new_since_viewed"], 2);
     assert_eq!(list.body["audiences"][0]["match_count"], 2);
     let list = app.get("/v1/audiences", &a.api_key).await;
-    assert_eq!(list.body["audiences"][0]["new_since_viewed"], 2, "the list does not reset");
+    assert_eq!(
+        list.body["audiences"][0]["new_since_viewed"], 2,
+        "the list does not reset"
+    );
     let events = outbox(&app, a.account_id, EventType::AudienceUpdated).await;
-    assert_eq!(events.len(), 1, "one event per audience per batch: {events:?}");
+    assert_eq!(
+        events.len(),
+        1,
+        "one event per audience per batch: {events:?}"
+    );
     assert_eq!(events[0]["audience_id"], id);
     assert_eq!(events[0]["audience_name"], "Software");
     assert_eq!(events[0]["match_count"], 2);
     assert_eq!(events[0]["new_domains"], json!(["a.example", "b.example"]));
 
     let viewed = app.get(&path, &a.api_key).await;
-    assert_eq!(viewed.body["new_since_viewed"], 2, "the view shows the count");
+    assert_eq!(
+        viewed.body["new_since_viewed"], 2,
+        "the view shows the count"
+    );
     assert_eq!(app.get(&path, &a.api_key).await.body["new_since_viewed"], 0);
 
     // Enriched again with the same facts: matched before, so not new.
@@ -295,7 +344,12 @@ async fn new_matches_are_counted_announced_and_reset_by_a_view() {
     let r = app.get(&path, &a.api_key).await;
     assert_eq!(r.body["new_since_viewed"], 0);
     assert_eq!(r.body["match_count"], 2);
-    assert_eq!(outbox(&app, a.account_id, EventType::AudienceUpdated).await.len(), 1);
+    assert_eq!(
+        outbox(&app, a.account_id, EventType::AudienceUpdated)
+            .await
+            .len(),
+        1
+    );
     // An inactive audience is not evaluated; activating it recounts.
     put(&app, &path, &a.api_key, json!({"is_active": false})).await;
     seed(&app, "d.example", record(8)).await;
@@ -314,7 +368,11 @@ async fn a_preview_answers_newest_enrichment_first_and_saves_nothing() {
         app.clock.advance(std::time::Duration::from_secs(60));
     }
     let r = app
-        .post("/v1/audiences/preview", &a.api_key, json!({"filters": {"industries": ["Software"]}}))
+        .post(
+            "/v1/audiences/preview",
+            &a.api_key,
+            json!({"filters": {"industries": ["Software"]}}),
+        )
         .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     assert_eq!(r.body["match_count"], 14);
@@ -342,7 +400,9 @@ async fn two_servers_consuming_the_same_events_record_each_match_once() {
         crate::evaluation::drain(&second.state)
     );
     assert_eq!(x.unwrap() + y.unwrap(), 300, "each event consumed once");
-    let r = app.get(&format!("/v1/audiences/{}", aud["id"]), &a.api_key).await;
+    let r = app
+        .get(&format!("/v1/audiences/{}", aud["id"]), &a.api_key)
+        .await;
     assert_eq!(r.body["match_count"], 300);
     assert_eq!(r.body["new_since_viewed"], 300);
     let events = outbox(&app, a.account_id, EventType::AudienceUpdated).await;
@@ -355,7 +415,10 @@ async fn two_servers_consuming_the_same_events_record_each_match_once() {
     announced.dedup();
     assert_eq!(announced.len(), 300);
     assert_eq!(
-        events.iter().map(|e| e["new_domains"].as_array().unwrap().len()).sum::<usize>(),
+        events
+            .iter()
+            .map(|e| e["new_domains"].as_array().unwrap().len())
+            .sum::<usize>(),
         300,
         "no domain announced twice"
     );

@@ -55,7 +55,6 @@ pub(super) fn b2b() -> save::Findings {
     }
 }
 
-
 pub(super) fn rule(name: &str, conditions: Value) -> Value {
     json!({"name": name, "conditions": conditions})
 }
