@@ -116,7 +116,7 @@ pub fn record(i: usize) -> Findings {
         // A record without a registrant country falls back to its server's.
         ip_country: (i % 8 == 3).then(|| "NL".to_owned()),
         audience_signals,
-        alert_signals: if i % 2 == 0 {
+        alert_signals: if i.is_multiple_of(2) {
             vec!["has_crm".into()]
         } else {
             vec![]

@@ -7,6 +7,7 @@ use sqlx::Row;
 use super::model::*;
 use super::store::{self, HistoryRow, RuleFields, RuleRow};
 use crate::audiences::service::check_name;
+use crate::domains::facet_filter::SampleOrder;
 use outreach_core::accounts::plans::{Quota, ensure_quota_after_insert};
 use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::http::auth::Caller;
@@ -291,7 +292,8 @@ pub async fn test(state: &AppState, caller: &Caller, id: i64) -> ApiResult<TestR
         .sample(
             &state.db,
             "d.domain, d.intent_score, d.intent_level, d.alert_signals, d.likely_buys, d.gaps",
-            "f.intent_score DESC, f.domain_id DESC",
+            SampleOrder::Intent,
+            matched_count,
             TEST_MATCHES,
         )
         .await?;

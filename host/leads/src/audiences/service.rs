@@ -12,7 +12,7 @@
 
 use super::model::*;
 use super::store::{self, AudienceRow, Fields};
-use crate::domains::facet_filter::sample_country;
+use crate::domains::facet_filter::{SampleOrder, sample_country};
 use outreach_core::accounts::plans::{Quota, ensure_quota_after_insert, quota_view};
 use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::http::auth::Caller;
@@ -200,7 +200,8 @@ pub async fn preview(state: &AppState, body: PreviewRequest) -> ApiResult<Previe
         .sample(
             &state.db,
             "d.domain, d.industry, d.confidence",
-            "f.seen_at DESC, f.domain_id DESC",
+            SampleOrder::Newest,
+            match_count,
             SAMPLE,
         )
         .await?;

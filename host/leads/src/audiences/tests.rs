@@ -423,3 +423,35 @@ async fn two_servers_consuming_the_same_events_record_each_match_once() {
         "no domain announced twice"
     );
 }
+
+#[tokio::test]
+async fn a_sample_is_the_same_whichever_plan_takes_it() {
+    use crate::domains::facet_filter::SampleOrder;
+    let app = app().await;
+    for i in 0..40 {
+        seed(&app, &format!("s{i:02}.example"), record(i)).await;
+        app.clock.advance(std::time::Duration::from_secs(1));
+    }
+    let filters: crate::audiences::model::AudienceFilters =
+        serde_json::from_value(json!({"countries": ["DE", "US"]})).unwrap();
+    let filter = filters.checked().unwrap().compile();
+    let mut samples = Vec::new();
+    // The count only picks the plan: few matches sort, many walk the index.
+    for matches in [5, 1_000_000] {
+        for order in [SampleOrder::Newest, SampleOrder::Intent] {
+            let rows = filter
+                .sample(&app.state.db, "d.domain", order, matches, 10)
+                .await
+                .unwrap();
+            let domains: Vec<String> = rows
+                .iter()
+                .map(|r| sqlx::Row::try_get(r, "domain").unwrap())
+                .collect();
+            samples.push((order, domains));
+        }
+    }
+    assert_eq!(samples[0], samples[2]);
+    assert_eq!(samples[1], samples[3]);
+    assert_eq!(samples[0].1.len(), 10);
+    assert_eq!(samples[0].1[0], "s38.example", "newest first");
+}
