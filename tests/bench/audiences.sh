@@ -10,7 +10,7 @@
 # 2. Preview: 50 seeded filter sets (0-3 industries, 0-3 countries,
 #    min_confidence, 0-2 required and 0-1 excluded signals, business types,
 #    min_intent_score; five broad ones) through `POST /v1/audiences/preview`
-#    with an Enterprise key, BENCH_ROUNDS (5) rounds after one untimed pass.
+#    with an Enterprise key, BENCH_ROUNDS (3) rounds after one untimed pass.
 #    Reference in the same run: a plain COUNT(*) with the same WHERE clause
 #    straight on the database from Python (sqlite3 / psycopg), right after
 #    each request. Also timed, as a diagnosis: the preview's sample query
@@ -34,7 +34,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 BACKENDS="${BENCH_BACKENDS:-sqlite postgres}"
 ROWS="${BENCH_ROWS:-1000000}"
-ROUNDS="${BENCH_ROUNDS:-5}"
+ROUNDS="${BENCH_ROUNDS:-3}"
 EVENTS="${BENCH_EVENTS:-20000}"
 HELPER="$ROOT/tests/bench/audiences.py"
 
