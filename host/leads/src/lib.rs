@@ -5,7 +5,7 @@
 //! Each spec area is one module folder here with `routes.rs`, `service.rs`,
 //! `store.rs` and `tests.rs`: `domains/` (the pool), `lists/` (lead lists
 //! and the funnel), `bulk/`, `scoring/`, `intelligence/` (the funnel so
-//! far); `audiences/`, `alerts/`, `watchlist/`, `export/` and
+//! far), `watchlist/`; `audiences/`, `alerts/`, `export/` and
 //! `integrations/` come with their issues. `domain_csv.rs` reads files of
 //! domains, `csv_out.rs` writes CSV downloads. The crawler and DNS lookups
 //! follow the core's outbound policy; events go to the core's outbox.
@@ -23,6 +23,7 @@ pub mod lists;
 pub mod scoring;
 #[cfg(test)]
 pub(crate) mod testkit;
+pub mod watchlist;
 
 fn v1() -> OpenApiRouter<outreach_core::state::AppState> {
     OpenApiRouter::new()
@@ -31,6 +32,7 @@ fn v1() -> OpenApiRouter<outreach_core::state::AppState> {
         .merge(bulk::routes::router())
         .merge(intelligence::routes::router())
         .merge(scoring::routes::router())
+        .merge(watchlist::routes::router())
 }
 
 pub const AREA: Area = Area {
@@ -51,10 +53,11 @@ pub const AREA: Area = Area {
     workers: start_workers,
 };
 
-/// The crate's background work: the enrichment pipeline, and pool
-/// evaluation for audiences, alerts and watches.
+/// The crate's background work: the enrichment pipeline, pool evaluation
+/// for audiences, alerts and watches, and the watched domains' refresh.
 fn start_workers(state: &outreach_core::state::AppState) {
     domains::start_workers(state);
+    tokio::spawn(watchlist::worker::run(state.clone()));
     let db = state.db.clone();
     let state = state.clone();
     tokio::spawn(async move {

@@ -25,7 +25,7 @@ pub async fn run_once(state: &AppState) -> anyhow::Result<usize> {
     if events.is_empty() {
         return Ok(0);
     }
-    let _ = now;
+    crate::watchlist::evaluate::apply(&mut tx, backend, &events, now).await?;
     tx.commit().await?;
     Ok(events.len())
 }
