@@ -117,7 +117,10 @@ impl Monitored {
     }
 
     /// `(field, old, new)` of the fields that differ from `old`.
-    pub fn changes_from(&self, old: &Monitored) -> Vec<(&'static str, Option<String>, Option<String>)> {
+    pub fn changes_from(
+        &self,
+        old: &Monitored,
+    ) -> Vec<(&'static str, Option<String>, Option<String>)> {
         old.fields()
             .into_iter()
             .zip(self.fields())

@@ -20,10 +20,10 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use sqlx::AnyConnection;
 
-use super::{facets, pipeline};
 use super::record::{IMPORTED, Technology};
 use super::service::BUSINESS_TYPES;
 use super::store::{self, TAG_TECHNOLOGY};
+use super::{facets, pipeline};
 use crate::domain_csv::{DomainCell, DomainRows, sniff_delimiter};
 use outreach_core::state::AppState;
 use outreach_domain_analysis::domain::normalise;
