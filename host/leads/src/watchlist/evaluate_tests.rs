@@ -45,40 +45,45 @@ async fn check_records_every_change_and_announces_those_preferences_cover() {
     // One account per preference turned off, one with all on, one with
     // all off; each watches acme.com.
     let cases = [
-        (json!({}), vec![
-            "industry",
-            "sub_industry",
-            "website_email",
-            "summary",
-            "is_trusted",
-            "confidence",
-        ]),
-        (json!({"alert_on_industry_change": false}), vec![
-            "website_email",
-            "summary",
-            "is_trusted",
-            "confidence",
-        ]),
-        (json!({"alert_on_email_change": false}), vec![
-            "industry",
-            "sub_industry",
-            "summary",
-            "is_trusted",
-            "confidence",
-        ]),
-        (json!({"alert_on_tech_change": false}), vec![
-            "industry",
-            "sub_industry",
-            "website_email",
-            "is_trusted",
-            "confidence",
-        ]),
-        (json!({"alert_on_status_change": false}), vec![
-            "industry",
-            "sub_industry",
-            "website_email",
-            "summary",
-        ]),
+        (
+            json!({}),
+            vec![
+                "industry",
+                "sub_industry",
+                "website_email",
+                "summary",
+                "is_trusted",
+                "confidence",
+            ],
+        ),
+        (
+            json!({"alert_on_industry_change": false}),
+            vec!["website_email", "summary", "is_trusted", "confidence"],
+        ),
+        (
+            json!({"alert_on_email_change": false}),
+            vec![
+                "industry",
+                "sub_industry",
+                "summary",
+                "is_trusted",
+                "confidence",
+            ],
+        ),
+        (
+            json!({"alert_on_tech_change": false}),
+            vec![
+                "industry",
+                "sub_industry",
+                "website_email",
+                "is_trusted",
+                "confidence",
+            ],
+        ),
+        (
+            json!({"alert_on_status_change": false}),
+            vec!["industry", "sub_industry", "website_email", "summary"],
+        ),
         (
             json!({"alert_on_industry_change": false, "alert_on_email_change": false,
                    "alert_on_tech_change": false, "alert_on_status_change": false}),
@@ -195,8 +200,10 @@ async fn the_pool_evaluation_applies_each_save_to_every_watch() {
     let events = outbox(&app, a.account_id, EventType::WatchlistChange).await;
     assert_eq!(
         events,
-        [json!({"watchlist_id": wa, "domain": "acme.com", "changes": [
-            {"field": "website_email", "old": "info@acme.com", "new": "sales@acme.com"}]})]
+        [
+            json!({"watchlist_id": wa, "domain": "acme.com", "changes": [
+            {"field": "website_email", "old": "info@acme.com", "new": "sales@acme.com"}]})
+        ]
     );
     // b records the change but asked for no email alerts.
     assert_eq!(history(&app, &b.api_key, wb).await["total"], 1);
@@ -285,12 +292,20 @@ async fn a_domain_watched_before_its_facts_takes_them_as_its_baseline() {
     let fresh = watch(&app, key, "check-first.com", json!({})).await["id"]
         .as_i64()
         .unwrap();
-    seed(&app, "check-first.com", facts("Retail", "a@check-first.com", 0.5)).await;
+    seed(
+        &app,
+        "check-first.com",
+        facts("Retail", "a@check-first.com", 0.5),
+    )
+    .await;
     let r = app.get(&format!("/v1/watchlist/{fresh}/check"), key).await;
     assert_eq!(r.body["has_changes"], false);
     assert_eq!(r.body["current"]["industry"], "Retail");
     let list = app.get("/v1/watchlist", key).await;
-    assert_eq!(list.body["domains"][1]["last_snapshot"]["industry"], "Retail");
+    assert_eq!(
+        list.body["domains"][1]["last_snapshot"]["industry"],
+        "Retail"
+    );
 }
 
 fn event(domain_id: i64, revision: i64, industry: &str) -> PoolEvent {
@@ -431,7 +446,10 @@ async fn the_worker_re_enriches_watched_domains_at_each_plans_pace() {
 
     days_pass(&app, 2);
     assert_eq!(worker(&app.state).await.unwrap(), 2);
-    assert_eq!(refresh_at(&app, "pro.com").await, Some(app.state.clock.now_ms()));
+    assert_eq!(
+        refresh_at(&app, "pro.com").await,
+        Some(app.state.clock.now_ms())
+    );
     assert_eq!(refresh_at(&app, "starter.com").await, Some(later));
 
     days_pass(&app, 4);

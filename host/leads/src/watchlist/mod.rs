@@ -82,13 +82,17 @@ impl Preferences {
 
 /// The monitored field named `field`, or 400 naming the six.
 pub fn field(field: &str) -> ApiResult<&'static str> {
-    FIELDS.iter().find(|f| **f == field).copied().ok_or_else(|| {
-        ApiError::bad_request(format!(
-            "field must be one of {} (got '{}')",
-            FIELDS.join(", "),
-            field.chars().take(40).collect::<String>()
-        ))
-    })
+    FIELDS
+        .iter()
+        .find(|f| **f == field)
+        .copied()
+        .ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "field must be one of {} (got '{}')",
+                FIELDS.join(", "),
+                field.chars().take(40).collect::<String>()
+            ))
+        })
 }
 
 /// The 404 of a watch the account does not have.

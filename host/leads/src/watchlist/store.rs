@@ -426,7 +426,10 @@ pub async fn history(
         .bind(offset)
         .fetch_all(&db.pool)
         .await?;
-    let changes = rows.iter().map(change_from_row).collect::<sqlx::Result<_>>()?;
+    let changes = rows
+        .iter()
+        .map(change_from_row)
+        .collect::<sqlx::Result<_>>()?;
     Ok((changes, total))
 }
 

@@ -314,7 +314,12 @@ async fn preferences_change_and_watches_are_deleted_per_account() {
 /// checks after each save, so the watch `id` gets `n` industry changes.
 pub(super) async fn industry_changes(app: &TestApp, key: &str, id: i64, n: usize) {
     for i in 0..n {
-        seed(app, "acme.com", facts(&format!("Industry {i}"), "info@acme.com", 0.8)).await;
+        seed(
+            app,
+            "acme.com",
+            facts(&format!("Industry {i}"), "info@acme.com", 0.8),
+        )
+        .await;
         let r = app.get(&format!("/v1/watchlist/{id}/check"), key).await;
         assert_eq!(r.status, 200, "{:?}", r.body);
     }
@@ -326,8 +331,7 @@ async fn history_pages_newest_first_and_filters_by_field() {
     let a = app.account(Plan::Pro).await;
     let key = &a.api_key;
     seed(&app, "acme.com", facts("Software", "info@acme.com", 0.8)).await;
-    let id = watch(&app, key, "acme.com", json!({}))
-        .await["id"]
+    let id = watch(&app, key, "acme.com", json!({})).await["id"]
         .as_i64()
         .unwrap();
     industry_changes(&app, key, id, 4).await;
@@ -375,7 +379,9 @@ async fn history_pages_newest_first_and_filters_by_field() {
             .iter()
             .all(|c| c["field_changed"] == "industry")
     );
-    let r = app.get(&format!("{base}?field=summary&limit=200"), key).await;
+    let r = app
+        .get(&format!("{base}?field=summary&limit=200"), key)
+        .await;
     assert_eq!(r.body["total"], 4);
     let r = app.get(&format!("{base}?field=phone"), key).await;
     assert_eq!(r.status, 400, "{:?}", r.body);
