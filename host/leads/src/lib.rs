@@ -26,6 +26,7 @@ pub mod lists;
 pub mod scoring;
 #[cfg(test)]
 pub(crate) mod testkit;
+pub mod watchlist;
 
 fn v1() -> OpenApiRouter<outreach_core::state::AppState> {
     OpenApiRouter::new()
@@ -36,6 +37,7 @@ fn v1() -> OpenApiRouter<outreach_core::state::AppState> {
         .merge(scoring::routes::router())
         .merge(audiences::routes::router())
         .merge(alerts::routes::router())
+        .merge(watchlist::routes::router())
 }
 
 pub const AREA: Area = Area {
@@ -57,11 +59,12 @@ pub const AREA: Area = Area {
     workers: start_workers,
 };
 
-/// The crate's background work: the enrichment pipeline, and pool
-/// evaluation for audiences, alerts and watches.
+/// The crate's background work: the enrichment pipeline, pool evaluation
+/// for audiences, alerts and watches, and the watched domains' refresh.
 fn start_workers(state: &outreach_core::state::AppState) {
     domains::start_workers(state);
     tokio::spawn(alerts::deliver::run(state.clone()));
+    tokio::spawn(watchlist::worker::run(state.clone()));
     let db = state.db.clone();
     let state = state.clone();
     tokio::spawn(async move {

@@ -28,6 +28,7 @@ pub async fn run_once(state: &AppState) -> anyhow::Result<usize> {
     }
     crate::audiences::evaluate::apply(&mut tx, &events, now).await?;
     crate::alerts::evaluate::apply(&mut tx, backend, &events, now).await?;
+    crate::watchlist::evaluate::apply(&mut tx, backend, &events, now).await?;
     tx.commit().await?;
     Ok(events.len())
 }
