@@ -12,7 +12,7 @@ use serde_json::json;
 use sqlx::AnyConnection;
 
 use super::deliver;
-use super::model::MatchedDomain;
+use super::model::AlertMatchedDomain;
 use super::store;
 use crate::audiences::evaluate::matched;
 use crate::domains::facets::PoolEvent;
@@ -45,11 +45,11 @@ pub async fn apply(
         if new.is_empty() {
             continue;
         }
-        let matched_domains: Vec<MatchedDomain> = new
+        let matched_domains: Vec<AlertMatchedDomain> = new
             .iter()
             .map(|i| {
                 let c = &events[*i].change;
-                MatchedDomain {
+                AlertMatchedDomain {
                     domain: c.domain.clone(),
                     intent_score: c.after.as_ref().map_or(0, |f| f.intent_score),
                     level: c.level.clone(),

@@ -88,7 +88,7 @@ impl AlertFilters {
 /// industry or country.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct FiltersChange {
+pub struct AlertFiltersChange {
     #[serde(default, deserialize_with = "nullable")]
     #[schema(value_type = Option<String>)]
     pub industry: Option<Option<String>>,
@@ -99,7 +99,7 @@ pub struct FiltersChange {
     pub required_signals: Option<Vec<String>>,
 }
 
-impl FiltersChange {
+impl AlertFiltersChange {
     pub fn over(self, old: &AlertFilters) -> AlertFilters {
         AlertFilters {
             industry: self.industry.unwrap_or_else(|| old.industry.clone()),
@@ -127,7 +127,7 @@ pub struct DeliveryChannels {
 /// (on create, spec/2's defaults: email and in_app on, slack off).
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ChannelsChange {
+pub struct AlertChannelsChange {
     pub email: Option<bool>,
     pub slack: Option<bool>,
     pub in_app: Option<bool>,
@@ -165,7 +165,7 @@ pub struct NewAlertRule {
     #[serde(default)]
     pub filters: Option<AlertFilters>,
     #[serde(default)]
-    pub delivery_channels: Option<ChannelsChange>,
+    pub delivery_channels: Option<AlertChannelsChange>,
     /// Default true.
     #[serde(default)]
     pub is_active: Option<bool>,
@@ -176,14 +176,14 @@ pub struct NewAlertRule {
 #[serde(deny_unknown_fields)]
 pub struct UpdateAlertRule {
     pub name: Option<String>,
-    pub filters: Option<FiltersChange>,
-    pub delivery_channels: Option<ChannelsChange>,
+    pub filters: Option<AlertFiltersChange>,
+    pub delivery_channels: Option<AlertChannelsChange>,
     pub is_active: Option<bool>,
 }
 
 /// One matched domain of a history entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
-pub struct MatchedDomain {
+pub struct AlertMatchedDomain {
     pub domain: String,
     pub intent_score: i64,
     /// hot, warm, neutral or cold.
@@ -201,11 +201,11 @@ pub struct DeliveredVia {
 }
 
 #[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct HistoryEntry {
+pub struct AlertHistoryEntry {
     pub id: i64,
     pub alert_id: i64,
     pub alert_name: String,
-    pub matched_domains: Vec<MatchedDomain>,
+    pub matched_domains: Vec<AlertMatchedDomain>,
     /// What was actually delivered so far (a channel being retried shows
     /// false until it succeeds).
     pub delivered_via: DeliveredVia,
@@ -213,8 +213,8 @@ pub struct HistoryEntry {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct HistoryPage {
-    pub data: Vec<HistoryEntry>,
+pub struct AlertHistoryPage {
+    pub data: Vec<AlertHistoryEntry>,
     pub total: i64,
     pub page: i64,
     pub pages: i64,
@@ -232,7 +232,7 @@ pub struct HistoryQuery {
 
 /// A domain the rule would match now.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct TestMatch {
+pub struct AlertTestMatch {
     pub domain: String,
     pub intent_score: i64,
     pub level: String,
@@ -243,11 +243,11 @@ pub struct TestMatch {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct TestResult {
+pub struct AlertTestResult {
     pub alert_id: i64,
     pub alert_name: String,
     /// Every pool record the rule matches now.
     pub matched_count: i64,
     /// Up to 10, highest intent first.
-    pub matched_domains: Vec<TestMatch>,
+    pub matched_domains: Vec<AlertTestMatch>,
 }

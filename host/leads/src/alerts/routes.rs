@@ -89,14 +89,14 @@ async fn delete_alert(
 #[utoipa::path(get, path = "/v1/alerts/history", tag = "alerts",
     security(("api_key" = [])), params(HistoryQuery),
     responses(
-        (status = 200, description = "One page of history entries", body = HistoryPage),
+        (status = 200, description = "One page of history entries", body = AlertHistoryPage),
         (status = 400, description = "page below 1 or limit outside 1-100", body = ErrorBody),
     ))]
 async fn alert_history(
     State(state): State<AppState>,
     caller: Caller,
     Query(q): Query<HistoryQuery>,
-) -> ApiResult<Json<HistoryPage>> {
+) -> ApiResult<Json<AlertHistoryPage>> {
     Ok(Json(service::history(&state, &caller, q).await?))
 }
 
@@ -105,13 +105,13 @@ async fn alert_history(
     security(("api_key" = [])),
     params(("alert_id" = i64, Path, description = "The rule's id")),
     responses(
-        (status = 200, description = "How many records match now, and up to 10 with their gaps", body = TestResult),
+        (status = 200, description = "How many records match now, and up to 10 with their gaps", body = AlertTestResult),
         (status = 404, description = "Alert not found", body = ErrorBody),
     ))]
 async fn test_alert(
     State(state): State<AppState>,
     caller: Caller,
     Path(alert_id): Path<i64>,
-) -> ApiResult<Json<TestResult>> {
+) -> ApiResult<Json<AlertTestResult>> {
     Ok(Json(service::test(&state, &caller, alert_id).await?))
 }

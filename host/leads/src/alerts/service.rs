@@ -83,7 +83,7 @@ struct Channels {
 
 async fn channels(
     state: &AppState,
-    change: ChannelsChange,
+    change: AlertChannelsChange,
     old: Option<&RuleRow>,
 ) -> ApiResult<Channels> {
     let url = match change.slack_webhook_url {
@@ -235,8 +235,8 @@ pub async fn delete(state: &AppState, caller: &Caller, id: i64) -> ApiResult<()>
     }
 }
 
-fn entry(row: HistoryRow) -> HistoryEntry {
-    HistoryEntry {
+fn entry(row: HistoryRow) -> AlertHistoryEntry {
+    AlertHistoryEntry {
         id: row.id,
         alert_id: row.alert_id,
         alert_name: row.alert_name,
@@ -251,7 +251,11 @@ fn entry(row: HistoryRow) -> HistoryEntry {
 }
 
 /// `GET /v1/alerts/history`.
-pub async fn history(state: &AppState, caller: &Caller, q: HistoryQuery) -> ApiResult<HistoryPage> {
+pub async fn history(
+    state: &AppState,
+    caller: &Caller,
+    q: HistoryQuery,
+) -> ApiResult<AlertHistoryPage> {
     let page = q.page.unwrap_or(1);
     if page < 1 {
         return Err(ApiError::bad_request("page must be at least 1"));
@@ -265,7 +269,7 @@ pub async fn history(state: &AppState, caller: &Caller, q: HistoryQuery) -> ApiR
     let offset = (page - 1).saturating_mul(limit);
     let (rows, total) =
         store::history(&state.db, caller.account_id, q.alert_id, limit, offset).await?;
-    Ok(HistoryPage {
+    Ok(AlertHistoryPage {
         data: rows.into_iter().map(entry).collect(),
         total,
         page,
@@ -280,7 +284,7 @@ fn strings(row: &sqlx::any::AnyRow, column: &str) -> sqlx::Result<Vec<String>> {
 
 /// `POST /v1/alerts/{id}/test`: the rule over the pool now, nothing
 /// written.
-pub async fn test(state: &AppState, caller: &Caller, id: i64) -> ApiResult<TestResult> {
+pub async fn test(state: &AppState, caller: &Caller, id: i64) -> ApiResult<AlertTestResult> {
     let mut conn = state.db.pool.acquire().await?;
     let rule = store::get(&mut conn, caller.account_id, id)
         .await?
@@ -300,7 +304,7 @@ pub async fn test(state: &AppState, caller: &Caller, id: i64) -> ApiResult<TestR
     let matched_domains = rows
         .iter()
         .map(|r| {
-            Ok(TestMatch {
+            Ok(AlertTestMatch {
                 domain: r.try_get("domain")?,
                 intent_score: r.try_get("intent_score")?,
                 level: r.try_get("intent_level")?,
@@ -310,7 +314,7 @@ pub async fn test(state: &AppState, caller: &Caller, id: i64) -> ApiResult<TestR
             })
         })
         .collect::<sqlx::Result<_>>()?;
-    Ok(TestResult {
+    Ok(AlertTestResult {
         alert_id: rule.id,
         alert_name: rule.name,
         matched_count,

@@ -5,7 +5,7 @@
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
-use super::model::{AlertFilters, MatchedDomain};
+use super::model::{AlertFilters, AlertMatchedDomain};
 use outreach_core::store::{Arg, Args, Db};
 
 #[derive(Debug, Clone)]
@@ -170,7 +170,7 @@ pub async fn delete(db: &Db, account_id: i64, id: i64) -> sqlx::Result<bool> {
 pub async fn insert_history(
     conn: &mut AnyConnection,
     rule: &RuleRow,
-    matched: &[MatchedDomain],
+    matched: &[AlertMatchedDomain],
     now: i64,
 ) -> sqlx::Result<i64> {
     sqlx::query("UPDATE alert_rules SET last_triggered_at = $1 WHERE id = $2")
@@ -198,7 +198,7 @@ pub struct HistoryRow {
     pub account_id: i64,
     pub alert_id: i64,
     pub alert_name: String,
-    pub matched_domains: Vec<MatchedDomain>,
+    pub matched_domains: Vec<AlertMatchedDomain>,
     pub in_app: bool,
     pub delivered_email: bool,
     pub delivered_slack: bool,

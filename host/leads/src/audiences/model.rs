@@ -136,12 +136,12 @@ pub struct UpdateAudience {
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub struct PreviewRequest {
+pub struct AudiencePreviewRequest {
     pub filters: AudienceFilters,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct SampleDomain {
+pub struct AudienceSample {
     pub domain: String,
     pub industry: Option<String>,
     /// 0-1.
@@ -150,13 +150,13 @@ pub struct SampleDomain {
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct Preview {
+pub struct AudiencePreview {
     pub match_count: i64,
     /// Up to 10, newest enrichment first.
-    pub sample_domains: Vec<SampleDomain>,
+    pub sample_domains: Vec<AudienceSample>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct SignalList {
+pub struct AudienceSignalList {
     pub signals: Vec<&'static str>,
 }

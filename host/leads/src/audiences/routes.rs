@@ -102,23 +102,23 @@ async fn delete_audience(
 
 /// What filters would match now, without saving anything.
 #[utoipa::path(post, path = "/v1/audiences/preview", tag = "audiences",
-    security(("api_key" = [])), request_body = PreviewRequest,
+    security(("api_key" = [])), request_body = AudiencePreviewRequest,
     responses(
-        (status = 200, description = "The exact count and up to 10 domains, newest enrichment first", body = Preview),
+        (status = 200, description = "The exact count and up to 10 domains, newest enrichment first", body = AudiencePreview),
         (status = 400, description = "An unknown filter value (named)", body = ErrorBody),
     ))]
 async fn preview_audience(
     State(state): State<AppState>,
     _caller: Caller,
-    Json(body): Json<PreviewRequest>,
-) -> ApiResult<Json<Preview>> {
+    Json(body): Json<AudiencePreviewRequest>,
+) -> ApiResult<Json<AudiencePreview>> {
     Ok(Json(service::preview(&state, body).await?))
 }
 
 /// The 21 audience signal values.
 #[utoipa::path(get, path = "/v1/audiences/signals", tag = "audiences",
     security(("api_key" = [])),
-    responses((status = 200, description = "spec/2's audience signals", body = SignalList)))]
-async fn audience_signals(_caller: Caller) -> Json<SignalList> {
+    responses((status = 200, description = "spec/2's audience signals", body = AudienceSignalList)))]
+async fn audience_signals(_caller: Caller) -> Json<AudienceSignalList> {
     Json(service::signals())
 }

@@ -193,7 +193,7 @@ pub async fn delete(state: &AppState, caller: &Caller, id: i64) -> ApiResult<()>
 }
 
 /// `POST /v1/audiences/preview`: the count and a sample, nothing written.
-pub async fn preview(state: &AppState, body: PreviewRequest) -> ApiResult<Preview> {
+pub async fn preview(state: &AppState, body: AudiencePreviewRequest) -> ApiResult<AudiencePreview> {
     let filter = body.filters.checked()?.compile();
     let match_count = filter.count(&state.db).await?;
     let rows = filter
@@ -208,7 +208,7 @@ pub async fn preview(state: &AppState, body: PreviewRequest) -> ApiResult<Previe
     let sample_domains = rows
         .iter()
         .map(|r| {
-            Ok(SampleDomain {
+            Ok(AudienceSample {
                 domain: r.try_get("domain")?,
                 industry: r.try_get("industry")?,
                 confidence: r.try_get("confidence")?,
@@ -216,15 +216,15 @@ pub async fn preview(state: &AppState, body: PreviewRequest) -> ApiResult<Previe
             })
         })
         .collect::<sqlx::Result<_>>()?;
-    Ok(Preview {
+    Ok(AudiencePreview {
         match_count,
         sample_domains,
     })
 }
 
 /// `GET /v1/audiences/signals`.
-pub fn signals() -> SignalList {
-    SignalList {
+pub fn signals() -> AudienceSignalList {
+    AudienceSignalList {
         signals: AUDIENCE_SIGNALS.to_vec(),
     }
 }

@@ -455,3 +455,51 @@ async fn a_sample_is_the_same_whichever_plan_takes_it() {
     assert_eq!(samples[0].1.len(), 10);
     assert_eq!(samples[0].1[0], "s38.example", "newest first");
 }
+
+#[tokio::test]
+async fn imported_records_count_with_the_fields_they_carry() {
+    use crate::domains::import::{Format, import};
+    use std::io::Cursor;
+    let app = app().await;
+    let a = app.account(Plan::Pro).await;
+    let aud = create(
+        &app,
+        &a.api_key,
+        "German software",
+        json!({"industries": ["Software"], "countries": ["DE"]}),
+    )
+    .await;
+    let path = format!("/v1/audiences/{}", aud["id"]);
+    let lines = r#"{"domain": "epsilon-soft.com", "industry": "Software", "registrant_country": "DE", "confidence": 0.7}
+{"domain": "zeta-bare.com"}
+"#;
+    let input = Cursor::new(lines.as_bytes().to_vec());
+    import(&app.state, input, Format::JsonLines, false, |_| {})
+        .await
+        .unwrap();
+    evaluate(&app).await;
+    let r = app.get(&path, &a.api_key).await;
+    assert_eq!(r.body["match_count"], 1, "{:?}", r.body);
+    assert_eq!(r.body["new_since_viewed"], 1);
+    // A bare import is a record too: it matches filters that ask nothing
+    // of the fields it lacks.
+    let preview = |filters: serde_json::Value| {
+        let app = &app;
+        let key = a.api_key.clone();
+        async move {
+            app.post("/v1/audiences/preview", &key, json!({"filters": filters}))
+                .await
+                .body["match_count"]
+                .clone()
+        }
+    };
+    assert_eq!(preview(json!({})).await, 2);
+    assert_eq!(preview(json!({"min_confidence": 50})).await, 1);
+    // Imported again with another industry, it stops matching.
+    let input = Cursor::new(br#"{"domain": "epsilon-soft.com", "industry": "Retail"}"#.to_vec());
+    import(&app.state, input, Format::JsonLines, false, |_| {})
+        .await
+        .unwrap();
+    evaluate(&app).await;
+    assert_eq!(app.get(&path, &a.api_key).await.body["match_count"], 0);
+}
