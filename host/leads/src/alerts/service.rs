@@ -6,8 +6,8 @@ use sqlx::Row;
 
 use super::model::*;
 use super::store::{self, HistoryRow, RuleFields, RuleRow};
-use crate::audiences::service::check_name;
 use crate::domains::facet_filter::SampleOrder;
+use crate::lists::service::check_name;
 use outreach_core::accounts::plans::{Quota, ensure_quota_after_insert};
 use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::http::auth::Caller;

@@ -13,6 +13,7 @@
 use super::model::*;
 use super::store::{self, AudienceRow, Fields};
 use crate::domains::facet_filter::{SampleOrder, sample_country};
+use crate::lists::service::check_name;
 use outreach_core::accounts::plans::{Quota, ensure_quota_after_insert, quota_view};
 use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::http::auth::Caller;
@@ -22,7 +23,6 @@ use outreach_core::store::lock_account;
 use outreach_domain_analysis::signals::AUDIENCE_SIGNALS;
 use sqlx::Row;
 
-pub const MAX_NAME_CHARS: usize = 200;
 pub const MAX_DESCRIPTION_CHARS: usize = 1000;
 /// Sample domains a preview shows.
 const SAMPLE: i64 = 10;
@@ -43,18 +43,6 @@ fn view(row: &AudienceRow) -> Audience {
         created_at: iso(row.created_at),
         updated_at: iso(row.updated_at),
     }
-}
-
-/// A name of 1-200 characters after trimming, shared with alert rules.
-pub fn check_name(name: &str) -> ApiResult<String> {
-    let name = name.trim();
-    let n = name.chars().count();
-    if n == 0 || n > MAX_NAME_CHARS {
-        return Err(ApiError::bad_request(format!(
-            "name must be 1 to {MAX_NAME_CHARS} characters"
-        )));
-    }
-    Ok(name.to_owned())
 }
 
 fn check_description(description: &str) -> ApiResult<String> {

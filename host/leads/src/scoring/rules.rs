@@ -28,7 +28,6 @@ use super::fields::{FIELDS, Field, Kind, OPS, Reading, contains_ci, equal_ci};
 use crate::domains::record::DomainRecord;
 
 /// Bounds of a rule (ours: the spec shows no rule fields).
-pub const MAX_NAME_CHARS: usize = 200;
 pub const MAX_DESCRIPTION_CHARS: usize = 1000;
 pub const MAX_CONDITIONS: usize = 50;
 pub const MAX_POINTS: i64 = 100;

@@ -17,8 +17,9 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::defaults::{self, DefaultRule};
-use super::rules::{self, CompiledRule, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, ScoringCondition};
+use super::rules::{self, CompiledRule, MAX_DESCRIPTION_CHARS, ScoringCondition};
 use super::store::{self, RuleFields, RuleRow};
+use crate::lists::service::check_name;
 use outreach_core::accounts::plans::{Quota, ensure_quota_after_insert};
 use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::http::auth::Caller;
@@ -128,17 +129,6 @@ fn default_view(d: &DefaultRule) -> ScoringRule {
         created_at: None,
         updated_at: None,
     }
-}
-
-fn check_name(name: &str) -> ApiResult<String> {
-    let name = name.trim();
-    let n = name.chars().count();
-    if n == 0 || n > MAX_NAME_CHARS {
-        return Err(ApiError::bad_request(format!(
-            "name must be 1 to {MAX_NAME_CHARS} characters"
-        )));
-    }
-    Ok(name.to_owned())
 }
 
 /// The description to store: empty when none.
