@@ -14,6 +14,7 @@ pub mod error;
 pub mod events;
 pub mod http;
 pub mod platform;
+pub mod ports;
 pub mod state;
 pub mod store;
 pub mod usage;

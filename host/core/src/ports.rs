@@ -1,0 +1,157 @@
+//! Services one area crate offers another through the state, without a
+//! crate dependency between them.
+//!
+//! Workflow actions (`outreach-automation`) add to lists, score, enrich and
+//! enrol: rules that live in `outreach-leads` and `outreach-outbound`. The
+//! crate graph keeps area crates independent (ARCHITECTURE.md, "Crate
+//! graph"), so the core names the interface here, the owning crate adds an
+//! implementation as a typed extension (`Arc<dyn PoolPort>`,
+//! `Arc<dyn OutboundPort>`) in its `Area::extend`, and the workflow engine
+//! reads it with `state.ext::<Arc<dyn PoolPort>>()`.
+//!
+//! Every method acts for an [`Actor`] (the workflow's owner) under that
+//! account's plan caps, exactly as the area's own endpoint would, and
+//! answers a refusal the endpoint would answer as [`PortError::Refused`]
+//! with the endpoint's detail text, which the run record shows.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::{Map, Value};
+
+use crate::accounts::Plan;
+
+/// The account a workflow acts for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Actor {
+    pub account_id: i64,
+    pub plan: Plan,
+}
+
+/// Why a port call did not do what it was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum PortError {
+    /// Refused as the area's endpoint would refuse it (an unknown or other
+    /// account's id, a plan cap, a Free plan): the text is that endpoint's
+    /// error detail.
+    #[error("{0}")]
+    Refused(String),
+    #[error(transparent)]
+    Internal(#[from] anyhow::Error),
+}
+
+pub type PortResult<T> = Result<T, PortError>;
+
+/// A resource a workflow's trigger_config may name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TriggerTarget {
+    /// `{alert_id}` of an `intent_alert` trigger.
+    Alert,
+    /// `{audience_id}` of an `audience_match` trigger.
+    Audience,
+    /// `{watch_id}` of a `watchlist_change` trigger.
+    Watch,
+    /// `{keyword_id}` of a `tracked_keyword_match` trigger.
+    Keyword,
+}
+
+/// The domain pool, lists, scoring and enrichment, for workflows.
+pub trait PoolPort: Send + Sync {
+    /// The pool's record of each of `domains` that the pool holds, keyed by
+    /// the normalised domain, as flat JSON objects with the field names
+    /// conditions read: `domain`, `industry`, `sub_industry`, `country`,
+    /// `business_type`, `confidence`, `intent_score`, `intent_level`,
+    /// `signals` (array of strings), `tech_stack` (array of strings),
+    /// `website_email`, `company_name`, `employee_count` (when known),
+    /// `enriched_at`. Domains not in the pool are absent from the map.
+    fn records<'a>(
+        &'a self,
+        domains: &'a [String],
+    ) -> BoxFuture<'a, anyhow::Result<HashMap<String, Map<String, Value>>>>;
+
+    /// Up to `limit` of the pool's records, newest first, in the shape of
+    /// [`PoolPort::records`]: the working set of a run that has no domains.
+    fn sample(&self, limit: usize) -> BoxFuture<'_, anyhow::Result<Vec<Map<String, Value>>>>;
+
+    /// Whether `id` is a `target` of the actor's account (false for an
+    /// unknown id or one of another account).
+    fn owns(
+        &self,
+        actor: Actor,
+        target: TriggerTarget,
+        id: i64,
+    ) -> BoxFuture<'_, anyhow::Result<bool>>;
+
+    /// Adds the items (objects with at least `domain`; other fields are
+    /// kept as the list's import keeps them) to lead list `list_id`, as
+    /// `POST /v1/lists/{id}/items` does (normalising, skipping duplicates,
+    /// the list's item cap). Answers `{added, skipped}` (counts), for the
+    /// run record.
+    fn add_to_list<'a>(
+        &'a self,
+        actor: Actor,
+        list_id: i64,
+        items: &'a [Value],
+    ) -> BoxFuture<'a, PortResult<Value>>;
+
+    /// Scores each item's `domain` with scoring rule `rule_id` (as
+    /// `POST /v1/scoring/batch`); answers the items in order, each with
+    /// `score` (integer, or null when the domain is not in the pool) and
+    /// `score_breakdown` added.
+    fn score(
+        &self,
+        actor: Actor,
+        rule_id: i64,
+        items: Vec<Value>,
+    ) -> BoxFuture<'_, PortResult<Vec<Value>>>;
+
+    /// Queues enrichment of `domains` with the given `fields` (a subset of
+    /// dns, ssl, whois, tech_stack) as `POST /v1/domains/enrich` does, under
+    /// the actor's plan. Answers `{queued, skipped}` (counts).
+    fn enrich<'a>(
+        &'a self,
+        actor: Actor,
+        domains: &'a [String],
+        fields: &'a [String],
+    ) -> BoxFuture<'a, PortResult<Value>>;
+}
+
+/// Sequences and the inbox, for workflows.
+pub trait OutboundPort: Send + Sync {
+    /// Enrols `contacts` (objects with `email` and optional `first_name`,
+    /// `last_name`, `company`, `domain` and custom fields) in sequence
+    /// `sequence_id` as `POST /v1/sequences/{id}/enroll` does (suppression,
+    /// duplicates and caps included). Answers `{enrolled, skipped}`.
+    fn enroll<'a>(
+        &'a self,
+        actor: Actor,
+        sequence_id: i64,
+        contacts: &'a [Value],
+    ) -> BoxFuture<'a, PortResult<Value>>;
+
+    /// Replies from a stored template to the inbox threads of the items'
+    /// domains (`auto_reply_template`): for each item, the account's latest
+    /// inbound reply from that domain whose classification is in
+    /// `only_classes` (any when empty) and that has not had an automatic
+    /// reply gets one through its send account. Answers `{replied,
+    /// skipped}`.
+    fn auto_reply<'a>(
+        &'a self,
+        actor: Actor,
+        reply: &'a AutoReply,
+        items: &'a [Value],
+    ) -> BoxFuture<'a, PortResult<Value>>;
+}
+
+/// The config of an `auto_reply_template` action, after templating.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AutoReply {
+    pub subject: String,
+    pub body: String,
+    pub only_classes: Vec<String>,
+}
+
+/// The shared handles, as stored in the state's extensions.
+pub type SharedPoolPort = Arc<dyn PoolPort>;
+pub type SharedOutboundPort = Arc<dyn OutboundPort>;
