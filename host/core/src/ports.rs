@@ -7,7 +7,9 @@
 //! graph"), so the core names the interface here, the owning crate adds an
 //! implementation as a typed extension (`Arc<dyn PoolPort>`,
 //! `Arc<dyn OutboundPort>`) in its `Area::extend`, and the workflow engine
-//! reads it with `state.ext::<Arc<dyn PoolPort>>()`.
+//! reads it with `state.ext::<Arc<dyn PoolPort>>()`. Methods take the
+//! state as an argument because an extension must not keep a clone of it
+//! (ARCHITECTURE.md, "Extending the state").
 //!
 //! Every method acts for an [`Actor`] (the workflow's owner) under that
 //! account's plan caps, exactly as the area's own endpoint would, and
@@ -21,6 +23,7 @@ use futures::future::BoxFuture;
 use serde_json::{Map, Value};
 
 use crate::accounts::Plan;
+use crate::state::AppState;
 
 /// The account a workflow acts for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,21 +70,27 @@ pub trait PoolPort: Send + Sync {
     /// `enriched_at`. Domains not in the pool are absent from the map.
     fn records<'a>(
         &'a self,
+        state: &'a AppState,
         domains: &'a [String],
     ) -> BoxFuture<'a, anyhow::Result<HashMap<String, Map<String, Value>>>>;
 
     /// Up to `limit` of the pool's records, newest first, in the shape of
     /// [`PoolPort::records`]: the working set of a run that has no domains.
-    fn sample(&self, limit: usize) -> BoxFuture<'_, anyhow::Result<Vec<Map<String, Value>>>>;
+    fn sample<'a>(
+        &'a self,
+        state: &'a AppState,
+        limit: usize,
+    ) -> BoxFuture<'a, anyhow::Result<Vec<Map<String, Value>>>>;
 
     /// Whether `id` is a `target` of the actor's account (false for an
     /// unknown id or one of another account).
-    fn owns(
-        &self,
+    fn owns<'a>(
+        &'a self,
+        state: &'a AppState,
         actor: Actor,
         target: TriggerTarget,
         id: i64,
-    ) -> BoxFuture<'_, anyhow::Result<bool>>;
+    ) -> BoxFuture<'a, anyhow::Result<bool>>;
 
     /// Adds the items (objects with at least `domain`; other fields are
     /// kept as the list's import keeps them) to lead list `list_id`, as
@@ -90,6 +99,7 @@ pub trait PoolPort: Send + Sync {
     /// run record.
     fn add_to_list<'a>(
         &'a self,
+        state: &'a AppState,
         actor: Actor,
         list_id: i64,
         items: &'a [Value],
@@ -99,18 +109,20 @@ pub trait PoolPort: Send + Sync {
     /// `POST /v1/scoring/batch`); answers the items in order, each with
     /// `score` (integer, or null when the domain is not in the pool) and
     /// `score_breakdown` added.
-    fn score(
-        &self,
+    fn score<'a>(
+        &'a self,
+        state: &'a AppState,
         actor: Actor,
         rule_id: i64,
         items: Vec<Value>,
-    ) -> BoxFuture<'_, PortResult<Vec<Value>>>;
+    ) -> BoxFuture<'a, PortResult<Vec<Value>>>;
 
     /// Queues enrichment of `domains` with the given `fields` (a subset of
     /// dns, ssl, whois, tech_stack) as `POST /v1/domains/enrich` does, under
     /// the actor's plan. Answers `{queued, skipped}` (counts).
     fn enrich<'a>(
         &'a self,
+        state: &'a AppState,
         actor: Actor,
         domains: &'a [String],
         fields: &'a [String],
@@ -125,6 +137,7 @@ pub trait OutboundPort: Send + Sync {
     /// duplicates and caps included). Answers `{enrolled, skipped}`.
     fn enroll<'a>(
         &'a self,
+        state: &'a AppState,
         actor: Actor,
         sequence_id: i64,
         contacts: &'a [Value],
@@ -138,6 +151,7 @@ pub trait OutboundPort: Send + Sync {
     /// skipped}`.
     fn auto_reply<'a>(
         &'a self,
+        state: &'a AppState,
         actor: Actor,
         reply: &'a AutoReply,
         items: &'a [Value],
