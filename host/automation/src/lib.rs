@@ -3,21 +3,31 @@
 //! "Templates").
 //!
 //! Each spec area is one module folder here with `routes.rs`, `service.rs`,
-//! `store.rs` and `tests.rs`: `webhooks/` now; `workflows/`, `templates/`
-//! and `marketplace/` as their issues land.
+//! `store.rs` and `tests.rs`: `webhooks/` and `workflows/` now;
+//! `templates/` and `marketplace/` as their issues land.
 
 use outreach_core::Area;
+use utoipa_axum::router::OpenApiRouter;
 
 pub mod webhooks;
+pub mod workflows;
 
-/// The automation areas: webhook routes, the deliverer service and its
-/// fan-out and delivery workers.
+/// The automation areas: webhook and workflow routes, the deliverer and
+/// the workflow services, the fan-out, delivery, run and schedule workers.
 pub const AREA: Area = Area {
     name: "automation",
-    v1: webhooks::routes::router,
-    public: utoipa_axum::router::OpenApiRouter::new,
+    v1: || {
+        OpenApiRouter::new()
+            .merge(webhooks::routes::router())
+            .merge(workflows::routes::router())
+    },
+    public: workflows::routes::public_router,
     extend: |state, ext| {
         ext.insert(webhooks::deliver::Deliverer::new(state));
+        workflows::extend(state, ext);
     },
-    workers: webhooks::deliver::start_workers,
+    workers: |state| {
+        webhooks::deliver::start_workers(state);
+        workflows::start_workers(state);
+    },
 };

@@ -76,6 +76,9 @@ pub struct Config {
     /// Seconds between two polls of a send account's IMAP INBOX for replies
     /// (1-3600). Servers that offer IDLE report new mail sooner.
     pub inbox_poll_interval_secs: u64,
+    /// Calls a workflow's incoming webhook token accepts per minute, across
+    /// servers (spec/3: 30).
+    pub workflow_webhook_calls_per_minute: u32,
     /// `authserv-id`s of receiving servers whose `Authentication-Results`
     /// headers the inbox trusts for its spoofing check; replies without one
     /// are checked by the inbox itself (DKIM, SPF).
@@ -155,6 +158,7 @@ impl Default for Config {
             sender_lease_secs: 300,
             sender_connections_per_account: 4,
             inbox_poll_interval_secs: 60,
+            workflow_webhook_calls_per_minute: 30,
             inbox_trusted_authserv_ids: Vec::new(),
             crawler_base_url_overrides: Default::default(),
             rdap_bootstrap_url: "https://data.iana.org/rdap/".into(),
@@ -314,6 +318,10 @@ impl Config {
         if let Some(v) = get("OUTREACH_INBOX_POLL_INTERVAL_SECS") {
             self.inbox_poll_interval_secs = parse("OUTREACH_INBOX_POLL_INTERVAL_SECS", v)?;
         }
+        if let Some(v) = get("OUTREACH_WORKFLOW_WEBHOOK_CALLS_PER_MINUTE") {
+            self.workflow_webhook_calls_per_minute =
+                parse("OUTREACH_WORKFLOW_WEBHOOK_CALLS_PER_MINUTE", v)?;
+        }
         if let Some(v) = get("OUTREACH_INBOX_TRUSTED_AUTHSERV_IDS") {
             self.inbox_trusted_authserv_ids = list(v);
         }
@@ -384,6 +392,10 @@ impl Config {
         anyhow::ensure!(
             (1..=3600).contains(&self.inbox_poll_interval_secs),
             "inbox_poll_interval_secs must be 1-3600"
+        );
+        anyhow::ensure!(
+            self.workflow_webhook_calls_per_minute >= 1,
+            "workflow_webhook_calls_per_minute must be at least 1"
         );
         anyhow::ensure!(
             (1..=3650).contains(&self.domain_refresh_age_days),
@@ -571,6 +583,11 @@ sender_connections_per_account = 4
 # 1-3600. Servers that offer IDLE report new mail between polls. Environment:
 # OUTREACH_INBOX_POLL_INTERVAL_SECS.
 inbox_poll_interval_secs = 60
+
+# Calls each workflow's incoming webhook token accepts per minute, counted
+# across servers on PostgreSQL (spec/3: 30); the 31st answers 429. Environment:
+# OUTREACH_WORKFLOW_WEBHOOK_CALLS_PER_MINUTE.
+workflow_webhook_calls_per_minute = 30
 
 # authserv-ids (the first word of an Authentication-Results header) of the
 # receiving mail servers whose SPF, DKIM and DMARC verdicts the inbox trusts

@@ -62,6 +62,36 @@ async fn provoke(
             )
             .await
         }
+        details::BLOCKED_BY_SSRF_GUARD => {
+            // Not a response body: the error of an http_request action in
+            // its run record. The record's text stands in the body's place.
+            let w = app
+                .post(
+                    "/v1/workflows",
+                    &pro.api_key,
+                    json!({"name": "ssrf", "trigger_type": "manual", "actions": [
+                        {"type": "http_request", "config": {"method": "GET", "url": "http://169.254.169.254/"}}]}),
+                )
+                .await;
+            let id = w.body["id"].as_i64().expect("workflow created");
+            let queued = app
+                .post(&format!("/v1/workflows/{id}/execute"), &pro.api_key, json!({}))
+                .await;
+            outreach_automation::workflows::runs::drain(&app.state)
+                .await
+                .unwrap();
+            let run = app
+                .get(
+                    &format!("/v1/workflows/{id}/runs/{}", queued.body["run_id"]),
+                    &pro.api_key,
+                )
+                .await;
+            TestResponse {
+                status: run.status,
+                headers: run.headers,
+                body: json!({"detail": run.body["actions_executed"][0]["error"]}),
+            }
+        }
         _ => return None,
     })
 }

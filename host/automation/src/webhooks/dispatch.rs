@@ -2,7 +2,8 @@
 //! of undispatched events (marking them dispatched) and writes one delivery
 //! per (event, interested active subscription); a crash before the commit
 //! leaves the events undispatched, and the unique (event, subscription)
-//! index keeps a repeated fan-out from doubling a delivery.
+//! index keeps a repeated fan-out from doubling a delivery. The same
+//! transaction queues the workflow runs the events trigger.
 
 use serde_json::{Value, json};
 
@@ -54,7 +55,13 @@ pub async fn dispatch_once(state: &AppState, limit: i64) -> anyhow::Result<usize
         }
     }
     store::insert_deliveries(&mut tx, db.backend, &deliveries, now).await?;
+    // Workflow triggers join this fan-out: one claim per event, so an
+    // event starts its runs exactly once (ARCHITECTURE.md, "Events").
+    let runs = crate::workflows::triggers::from_events(&mut tx, &batch, now).await?;
     tx.commit().await?;
+    if runs > 0 {
+        crate::workflows::runs::wake(state);
+    }
     let taken = batch.len();
     tracing::debug!(
         events = taken,

@@ -114,12 +114,7 @@ pub const SPEC_DETAILS: &[SpecDetail] = &[
         "spec/2 Spreadsheet export",
         "issue 33 (integrations)",
     ),
-    later(
-        200,
-        BLOCKED_BY_SSRF_GUARD,
-        "spec/3 Errors (action result)",
-        "issue 29 (workflows)",
-    ),
+    here(200, BLOCKED_BY_SSRF_GUARD, "spec/3 Errors (action result)"),
 ];
 
 /// Whether `detail` is the spec's text `spec`, with each `<placeholder>`

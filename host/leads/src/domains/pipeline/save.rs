@@ -140,6 +140,7 @@ pub async fn save(
     let domain: String = row.try_get("domain")?;
     let was_enriched = row.try_get::<String, _>("status")? == ENRICHED;
     let mut changes = 0;
+    let mut fields_updated: Vec<String> = Vec::new();
     if f.failed {
         // A record with facts (enriched before, or imported) keeps its
         // status and fields; the reasons go to `enrichment_errors`.
@@ -179,6 +180,7 @@ pub async fn save(
                 .bind(now)
                 .execute(&mut *conn)
                 .await?;
+                fields_updated.push(field.to_string());
                 changes += 1;
             }
         }
@@ -245,7 +247,17 @@ pub async fn save(
     } else {
         ENRICHED
     };
-    let data = json!({"domain": domain, "status": status, "changes": changes});
+    // new_to_pool: the first successful enrichment of a record the pool did
+    // not hold enriched (the `new_domain` workflow trigger reads it).
+    let new_to_pool = !was_enriched && status == ENRICHED;
+    let data = json!({
+        "domain": domain,
+        "status": status,
+        "fields_updated": fields_updated,
+        "enriched_at": outreach_core::platform::clock::iso(now),
+        "changes": changes,
+        "new_to_pool": new_to_pool,
+    });
     for account_id in waiting {
         events::record(conn, account_id, EventType::DomainEnriched, &data, now).await?;
     }

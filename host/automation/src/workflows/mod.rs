@@ -1,0 +1,44 @@
+//! Workflows (spec/3 "Workflow", "Action types", "Workflow run",
+//! "Versioning"): trigger-driven automations that take a set of domain
+//! items through an action graph.
+//!
+//! - `model.rs`: the bodies; `definition.rs`: a definition's checks;
+//!   `action_types.rs`: built-in and component types with their schemas.
+//! - `service.rs`, `store.rs`: definitions, versions, the webhook token.
+//! - `triggers.rs`: manual, incoming webhook, schedule (`cron.rs`) and
+//!   outbox events; `runs.rs`: the run queue, worker, checkpoints and
+//!   records; `engine/`: one action (templating, conditions, the types);
+//!   `http_action.rs`: the `http_request` call; `memory.rs`:
+//!   `cross_run_memory`; `dry_run.rs`: `POST .../test`.
+
+pub mod action_types;
+pub mod cron;
+pub mod definition;
+pub mod dry_run;
+pub mod engine;
+pub mod http_action;
+pub mod memory;
+pub mod model;
+pub mod routes;
+pub mod runs;
+pub mod service;
+pub mod store;
+pub mod triggers;
+
+#[cfg(test)]
+mod tests;
+
+use outreach_core::state::{AppState, Extensions};
+
+/// The services workflows add to the state.
+pub fn extend(state: &AppState, ext: &mut Extensions) {
+    ext.insert(action_types::ActionCatalog::default());
+    ext.insert(runs::RunQueue::new());
+    ext.insert(http_action::HttpActionClient::new(state.outbound.clone()));
+}
+
+/// The run worker and the scheduler.
+pub fn start_workers(state: &AppState) {
+    runs::start(state);
+    triggers::start_scheduler(state);
+}

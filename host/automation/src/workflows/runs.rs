@@ -1,0 +1,689 @@
+//! Runs: the queue, the worker that executes them with leases and
+//! checkpoints, the stream events, and the run records.
+//!
+//! A run row is its own queue entry (`workflow_runs`): `queued` and
+//! `waiting` (a retry's backoff) rows are due at `due_at`; a worker claims
+//! due rows by setting `status = 'running'` with a 30-second lease, which
+//! it renews while an action works. After each top-level action the row's
+//! checkpoint (next action, working set, previous result) and its
+//! `actions_executed` are written together, guarded by the lease, and the
+//! action's stream event is added. A server killed mid-run leaves a
+//! `running` row whose lease runs out; any server then claims it and
+//! resumes at the action that was in flight, so no action before the
+//! checkpoint runs twice.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
+use tokio::sync::Notify;
+
+use super::definition::effective_limits;
+use super::engine::conditions::all_hold;
+use super::engine::{self, Failure, RunEnv, Working, actions, retry_wait};
+use super::model::*;
+use super::store::{self, WorkflowRow};
+use outreach_core::accounts::Plan;
+use outreach_core::platform::clock::iso;
+use outreach_core::ports::{Actor, SharedPoolPort};
+use outreach_core::state::AppState;
+use outreach_core::store::Backend;
+
+/// A run's lease; renewed every third of it while an action works.
+pub const LEASE_MS: i64 = 30_000;
+/// Runs one worker pass claims at most.
+pub const CLAIM_BATCH: i64 = 32;
+
+/// The worker's identity and its wake-up signal; a typed extension.
+#[derive(Clone)]
+pub struct RunQueue {
+    pub owner: Arc<str>,
+    wake: Arc<Notify>,
+}
+
+impl RunQueue {
+    pub fn new() -> RunQueue {
+        RunQueue {
+            owner: format!("runs-{}", uuid::Uuid::new_v4()).into(),
+            wake: Arc::new(Notify::new()),
+        }
+    }
+}
+
+impl Default for RunQueue {
+    fn default() -> Self {
+        RunQueue::new()
+    }
+}
+
+/// Tells this process's worker that a run is due (other servers find it
+/// on their next poll).
+pub fn wake(state: &AppState) {
+    state.ext::<RunQueue>().wake.notify_one();
+}
+
+/// A run to queue.
+pub struct NewRun {
+    pub workflow_id: i64,
+    pub account_id: i64,
+    pub trigger_event: String,
+    pub trigger_data: Value,
+    /// The working set; `None` seeds it from a sample of the pool when the
+    /// run starts.
+    pub items: Option<Vec<Value>>,
+    pub due_at: i64,
+    pub rerun_of: Option<i64>,
+}
+
+/// What a run carries between actions, stored after each.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// The items the run was given (kept for a `retry_failed` rerun).
+    #[serde(default)]
+    pub input: Option<Vec<Value>>,
+    #[serde(default)]
+    pub seeded: bool,
+    #[serde(default)]
+    pub next: usize,
+    #[serde(default)]
+    pub working: Working,
+    /// Failed attempts of the action at `next` so far.
+    #[serde(default)]
+    pub attempt: u32,
+    #[serde(default)]
+    pub partial: bool,
+    #[serde(default)]
+    pub truncated_from: Option<i64>,
+}
+
+pub async fn enqueue(conn: &mut AnyConnection, run: &NewRun, now: i64) -> sqlx::Result<i64> {
+    let checkpoint = Checkpoint {
+        input: run.items.clone(),
+        ..Checkpoint::default()
+    };
+    let count = run.items.as_ref().map(|i| i.len() as i64).unwrap_or(0);
+    sqlx::query_scalar(
+        "INSERT INTO workflow_runs (workflow_id, account_id, status, trigger_event, trigger_data, \
+         domain_count, checkpoint, rerun_of, due_at, created_at) \
+         VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7, $8, $9) RETURNING id",
+    )
+    .bind(run.workflow_id)
+    .bind(run.account_id)
+    .bind(&run.trigger_event)
+    .bind(run.trigger_data.to_string())
+    .bind(count)
+    .bind(serde_json::to_string(&checkpoint).unwrap_or_default())
+    .bind(run.rerun_of)
+    .bind(run.due_at)
+    .bind(now)
+    .fetch_one(conn)
+    .await
+}
+
+struct Claimed {
+    id: i64,
+    workflow_id: i64,
+    account_id: i64,
+    trigger_event: String,
+    trigger_data: Value,
+    checkpoint: Checkpoint,
+    records: Vec<WorkflowActionRecord>,
+    rerun_of: Option<i64>,
+    started_at: i64,
+}
+
+const CLAIMED: &str = "id, workflow_id, account_id, trigger_event, trigger_data, checkpoint, \
+     actions_executed, rerun_of, started_at";
+
+fn claimed(r: &AnyRow) -> sqlx::Result<Claimed> {
+    let data: String = r.try_get("trigger_data")?;
+    let checkpoint: String = r.try_get("checkpoint")?;
+    let records: String = r.try_get("actions_executed")?;
+    Ok(Claimed {
+        id: r.try_get("id")?,
+        workflow_id: r.try_get("workflow_id")?,
+        account_id: r.try_get("account_id")?,
+        trigger_event: r.try_get("trigger_event")?,
+        trigger_data: serde_json::from_str(&data).unwrap_or(Value::Null),
+        checkpoint: serde_json::from_str(&checkpoint).unwrap_or_default(),
+        records: serde_json::from_str(&records).unwrap_or_default(),
+        rerun_of: r.try_get("rerun_of")?,
+        started_at: r.try_get::<Option<i64>, _>("started_at")?.unwrap_or(0),
+    })
+}
+
+/// Leases up to `limit` due runs (queued, waiting out a retry, or running
+/// under an expired lease) to `owner`.
+async fn claim(state: &AppState, owner: &str, limit: i64) -> sqlx::Result<Vec<Claimed>> {
+    let now = state.clock.now_ms();
+    let lock = match state.db.backend {
+        Backend::Postgres => " FOR UPDATE SKIP LOCKED",
+        Backend::Sqlite => "",
+    };
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "UPDATE workflow_runs SET status = 'running', lease_owner = $1, lease_until = $2, \
+         started_at = COALESCE(started_at, $3) WHERE id IN (SELECT id FROM workflow_runs \
+         WHERE (status IN ('queued', 'waiting') AND due_at <= $3) \
+         OR (status = 'running' AND lease_until < $3) ORDER BY due_at, id LIMIT $4{lock}) \
+         RETURNING {CLAIMED}"
+    )))
+    .bind(owner)
+    .bind(now + LEASE_MS)
+    .bind(now)
+    .bind(limit)
+    .fetch_all(&state.db.pool)
+    .await?
+    .iter()
+    .map(claimed)
+    .collect()
+}
+
+async fn plan_of(state: &AppState, account_id: i64) -> anyhow::Result<Plan> {
+    let plan: Option<String> = sqlx::query_scalar("SELECT plan FROM accounts WHERE id = $1")
+        .bind(account_id)
+        .fetch_optional(&state.db.pool)
+        .await?;
+    Ok(plan.as_deref().and_then(Plan::parse).unwrap_or(Plan::Free))
+}
+
+/// One pass: claims due runs and executes them concurrently. Answers how
+/// many it claimed.
+pub async fn run_due(state: &AppState, limit: i64) -> anyhow::Result<usize> {
+    let owner = state.ext::<RunQueue>().owner.clone();
+    let batch = claim(state, &owner, limit).await?;
+    let n = batch.len();
+    let work = batch.into_iter().map(|run| {
+        let owner = owner.clone();
+        async move {
+            let id = run.id;
+            if let Err(e) = execute(state, &owner, run).await {
+                tracing::warn!(run_id = id, "workflow run: {e:#}");
+            }
+        }
+    });
+    futures::future::join_all(work).await;
+    Ok(n)
+}
+
+/// Runs passes until nothing is due (tests, with the manual clock).
+pub async fn drain(state: &AppState) -> anyhow::Result<usize> {
+    let mut total = 0;
+    loop {
+        let n = run_due(state, CLAIM_BATCH).await?;
+        if n == 0 {
+            return Ok(total);
+        }
+        total += n;
+    }
+}
+
+/// The worker `serve` starts: a pass whenever woken, else every 500 ms.
+pub fn start(state: &AppState) {
+    let state = state.clone();
+    tokio::spawn(async move {
+        let wake = state.ext::<RunQueue>().wake.clone();
+        loop {
+            match run_due(&state, CLAIM_BATCH).await {
+                Ok(n) if n > 0 => continue,
+                Ok(_) => {}
+                Err(e) => tracing::warn!("workflow runs: {e:#}"),
+            }
+            let _ = tokio::time::timeout(Duration::from_millis(500), wake.notified()).await;
+        }
+    });
+}
+
+/// Executes a claimed run from its checkpoint to its end, a retry's wait,
+/// or a lost lease.
+async fn execute(state: &AppState, owner: &str, mut run: Claimed) -> anyhow::Result<()> {
+    let span = tracing::info_span!(
+        "workflow_run",
+        run_id = run.id,
+        workflow_id = run.workflow_id
+    );
+    let _enter = span.enter();
+    let mut conn = state.db.pool.acquire().await?;
+    let Some(workflow) = store::get(&mut conn, run.account_id, run.workflow_id).await? else {
+        return Ok(()); // deleted: its runs went with it
+    };
+    drop(conn);
+    let plan = plan_of(state, run.account_id).await?;
+    let actor = Actor {
+        account_id: run.account_id,
+        plan,
+    };
+    let (max_domains, max_runtime) = effective_limits(&workflow.definition.execution_limits, plan);
+    let cp = &mut run.checkpoint;
+    if !cp.seeded {
+        seed(state, &workflow, &run.trigger_data, cp, max_domains).await?;
+    }
+    let trigger = run.trigger_data.clone();
+    let env = RunEnv {
+        state,
+        actor,
+        workflow_id: workflow.id,
+        run_id: run.id,
+        trigger: &trigger,
+        inline_stack: Vec::new(),
+    };
+    let actions = &workflow.definition.actions;
+    let runtime_ms = max_runtime * 1000;
+    while run.checkpoint.next < actions.len() {
+        let index = run.checkpoint.next;
+        let action = &actions[index];
+        let now = state.clock.now_ms();
+        let left = run.started_at + runtime_ms - now;
+        if left <= 0 {
+            let msg = format!("Run stopped: it ran past max_runtime_seconds ({max_runtime})");
+            return finish(state, owner, &workflow, &mut run, Some(msg)).await;
+        }
+        let started = now;
+        let clock_start = std::time::Instant::now();
+        let renewal = renew_lease(state, run.id, owner);
+        let attempt = tokio::time::timeout(
+            Duration::from_millis(left as u64),
+            actions::execute(&env, action, &run.checkpoint.working),
+        )
+        .await;
+        renewal.abort();
+        let outcome = match attempt {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                let msg = format!("Run stopped: it ran past max_runtime_seconds ({max_runtime})");
+                return finish(state, owner, &workflow, &mut run, Some(msg)).await;
+            }
+        };
+        let input_count = run.checkpoint.working.items.len();
+        let attempts = run.checkpoint.attempt + 1;
+        let finished = state.clock.now_ms();
+        let mut record = WorkflowActionRecord {
+            index,
+            action_type: action.action_type.clone(),
+            status: "success".to_owned(),
+            input_count,
+            output_count: input_count,
+            result: Value::Null,
+            error: None,
+            attempts,
+            started_at: iso(started),
+            finished_at: iso(finished),
+            duration_ms: clock_start.elapsed().as_millis() as i64,
+            captured: None,
+        };
+        match outcome {
+            Ok(o) => {
+                record.output_count = o.items.len();
+                record.result = o.result.clone();
+                record.captured = o.captured.clone();
+                engine::apply(&mut run.checkpoint.working, o);
+            }
+            Err(f) => {
+                if let Some(wait) =
+                    retry_wait(action, run.checkpoint.attempt).filter(|_| f.retryable)
+                {
+                    run.checkpoint.attempt += 1;
+                    let due = finished + wait.as_millis() as i64;
+                    return wait_for_retry(state, owner, &run, due, &f).await;
+                }
+                record.status = "error".to_owned();
+                record.error = Some(f.message.clone());
+                record.result = json!({"error": f.message});
+                if !action.continue_on_error {
+                    run.records.push(record);
+                    run.checkpoint.next += 1;
+                    let msg = format!(
+                        "action {index} ({}) failed: {}",
+                        action.action_type, f.message
+                    );
+                    return finish(state, owner, &workflow, &mut run, Some(msg)).await;
+                }
+                run.checkpoint.partial = true;
+            }
+        }
+        run.checkpoint.next += 1;
+        run.checkpoint.attempt = 0;
+        run.records.push(record);
+        if !checkpoint(state, owner, &run).await? {
+            tracing::info!("lease lost; another server has the run");
+            return Ok(());
+        }
+    }
+    finish(state, owner, &workflow, &mut run, None).await
+}
+
+/// The working set of a run that starts: the items it was given, or a
+/// sample of the pool; with the pool's fields; through the conditions;
+/// cut to `max_domains` (recorded).
+async fn seed(
+    state: &AppState,
+    workflow: &WorkflowRow,
+    trigger: &Value,
+    cp: &mut Checkpoint,
+    max_domains: i64,
+) -> anyhow::Result<()> {
+    let items = match &cp.input {
+        Some(items) => engine::with_pool_fields(state, engine::items_from(items)).await?,
+        None => state
+            .ext::<SharedPoolPort>()
+            .sample(state, max_domains.max(0) as usize)
+            .await?
+            .into_iter()
+            .map(Value::Object)
+            .collect(),
+    };
+    let mut items: Vec<Value> = items
+        .into_iter()
+        .filter(|i| all_hold(&workflow.definition.conditions, i, trigger))
+        .collect();
+    if items.len() as i64 > max_domains {
+        cp.truncated_from = Some(items.len() as i64);
+        items.truncate(max_domains.max(0) as usize);
+    }
+    cp.working = Working {
+        items,
+        ..Working::default()
+    };
+    cp.seeded = true;
+    Ok(())
+}
+
+/// Renews the run's lease every third of it until aborted.
+fn renew_lease(state: &AppState, run_id: i64, owner: &str) -> tokio::task::JoinHandle<()> {
+    let state = state.clone();
+    let owner = owner.to_owned();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis((LEASE_MS / 3) as u64)).await;
+            let until = state.clock.now_ms() + LEASE_MS;
+            let renewed = sqlx::query(
+                "UPDATE workflow_runs SET lease_until = $1 WHERE id = $2 AND lease_owner = $3 \
+                 AND status = 'running'",
+            )
+            .bind(until)
+            .bind(run_id)
+            .bind(&owner)
+            .execute(&state.db.pool)
+            .await;
+            if let Err(e) = renewed {
+                tracing::warn!(run_id, "renewing a run lease: {e}");
+            }
+        }
+    })
+}
+
+fn action_event(record: &WorkflowActionRecord) -> Value {
+    json!({
+        "index": record.index,
+        "type": record.action_type,
+        "status": record.status,
+        "result": record.result,
+        "error": record.error,
+        "input_count": record.input_count,
+        "output_count": record.output_count,
+        "attempts": record.attempts,
+        "duration_ms": record.duration_ms,
+    })
+}
+
+async fn add_event(
+    conn: &mut AnyConnection,
+    run_id: i64,
+    seq: i64,
+    name: &str,
+    data: &Value,
+) -> sqlx::Result<()> {
+    sqlx::query(
+        "INSERT INTO workflow_run_events (run_id, seq, name, data) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (run_id, seq) DO NOTHING",
+    )
+    .bind(run_id)
+    .bind(seq)
+    .bind(name)
+    .bind(data.to_string())
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Writes the checkpoint and the last action's event if this server still
+/// holds the lease; answers whether it did.
+async fn checkpoint(state: &AppState, owner: &str, run: &Claimed) -> anyhow::Result<bool> {
+    let mut tx = state.db.pool.begin().await?;
+    let done = sqlx::query(
+        "UPDATE workflow_runs SET checkpoint = $1, actions_executed = $2, domain_count = $3, \
+         lease_until = $4 WHERE id = $5 AND lease_owner = $6 AND status = 'running'",
+    )
+    .bind(serde_json::to_string(&run.checkpoint)?)
+    .bind(serde_json::to_string(&run.records)?)
+    .bind(run.checkpoint.working.items.len() as i64)
+    .bind(state.clock.now_ms() + LEASE_MS)
+    .bind(run.id)
+    .bind(owner)
+    .execute(&mut *tx)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Ok(false);
+    }
+    if let Some(last) = run.records.last() {
+        add_event(
+            &mut tx,
+            run.id,
+            run.records.len() as i64,
+            "action",
+            &action_event(last),
+        )
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// Parks the run until its retry is due.
+async fn wait_for_retry(
+    state: &AppState,
+    owner: &str,
+    run: &Claimed,
+    due: i64,
+    failure: &Failure,
+) -> anyhow::Result<()> {
+    tracing::info!(
+        attempt = run.checkpoint.attempt,
+        "action failed, retrying: {}",
+        failure.message
+    );
+    sqlx::query(
+        "UPDATE workflow_runs SET status = 'waiting', due_at = $1, checkpoint = $2, \
+         lease_owner = NULL, lease_until = NULL WHERE id = $3 AND lease_owner = $4",
+    )
+    .bind(due)
+    .bind(serde_json::to_string(&run.checkpoint)?)
+    .bind(run.id)
+    .bind(owner)
+    .execute(&state.db.pool)
+    .await?;
+    Ok(())
+}
+
+/// Ends the run: its status, the `run.finished` event, the workflow's
+/// counters, and a `retry_failed` rerun of a failed first run.
+async fn finish(
+    state: &AppState,
+    owner: &str,
+    workflow: &WorkflowRow,
+    run: &mut Claimed,
+    error: Option<String>,
+) -> anyhow::Result<()> {
+    let status = match (&error, run.checkpoint.partial) {
+        (Some(_), _) => "error",
+        (None, true) => "partial",
+        (None, false) => "success",
+    };
+    let now = state.clock.now_ms();
+    let mut tx = state.db.pool.begin().await?;
+    let done = sqlx::query(
+        "UPDATE workflow_runs SET status = $1, error = $2, checkpoint = $3, actions_executed = $4, \
+         domain_count = $5, finished_at = $6, lease_owner = NULL, lease_until = NULL \
+         WHERE id = $7 AND lease_owner = $8 AND status = 'running'",
+    )
+    .bind(status)
+    .bind(&error)
+    .bind(serde_json::to_string(&run.checkpoint)?)
+    .bind(serde_json::to_string(&run.records)?)
+    .bind(run.checkpoint.working.items.len() as i64)
+    .bind(now)
+    .bind(run.id)
+    .bind(owner)
+    .execute(&mut *tx)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Ok(()); // another server took it over
+    }
+    let records = run.records.len() as i64;
+    if let Some(last) = run.records.last().filter(|r| r.status == "error") {
+        add_event(&mut tx, run.id, records, "action", &action_event(last)).await?;
+    }
+    let finished = json!({
+        "status": status,
+        "error": error,
+        "domain_count": run.checkpoint.working.items.len(),
+        "finished_at": iso(now),
+    });
+    add_event(&mut tx, run.id, records + 1, "run.finished", &finished).await?;
+    sqlx::query("UPDATE workflows SET run_count = run_count + 1, last_run_at = $1 WHERE id = $2")
+        .bind(now)
+        .bind(workflow.id)
+        .execute(&mut *tx)
+        .await?;
+    let rerun = status == "error" && workflow.definition.retry_failed && run.rerun_of.is_none();
+    if rerun {
+        let again = NewRun {
+            workflow_id: workflow.id,
+            account_id: run.account_id,
+            trigger_event: run.trigger_event.clone(),
+            trigger_data: run.trigger_data.clone(),
+            items: run.checkpoint.input.clone(),
+            due_at: now,
+            rerun_of: Some(run.id),
+        };
+        enqueue(&mut tx, &again, now).await?;
+    }
+    tx.commit().await?;
+    tracing::info!(status, "workflow run finished");
+    metrics::counter!("workflow_runs_finished_total", "status" => status).increment(1);
+    Ok(())
+}
+
+// Reading runs.
+
+const RUN_COLUMNS: &str = "id, workflow_id, status, trigger_event, trigger_data, domain_count, \
+     checkpoint, actions_executed, error, rerun_of, created_at, started_at, finished_at";
+
+fn run_view(r: &AnyRow) -> sqlx::Result<WorkflowRun> {
+    let data: String = r.try_get("trigger_data")?;
+    let cp: String = r.try_get("checkpoint")?;
+    let records: String = r.try_get("actions_executed")?;
+    let cp: Checkpoint = serde_json::from_str(&cp).unwrap_or_default();
+    let status: String = r.try_get("status")?;
+    Ok(WorkflowRun {
+        id: r.try_get("id")?,
+        workflow_id: r.try_get("workflow_id")?,
+        // A retry's wait is a detail of running.
+        status: if status == "waiting" {
+            "running".to_owned()
+        } else {
+            status
+        },
+        trigger_event: r.try_get("trigger_event")?,
+        trigger_data: serde_json::from_str(&data).unwrap_or(Value::Null),
+        domain_count: r.try_get("domain_count")?,
+        domains_truncated_from: cp.truncated_from,
+        actions_executed: serde_json::from_str(&records).unwrap_or_default(),
+        error: r.try_get("error")?,
+        rerun_of: r.try_get("rerun_of")?,
+        created_at: iso(r.try_get("created_at")?),
+        started_at: r.try_get::<Option<i64>, _>("started_at")?.map(iso),
+        finished_at: r.try_get::<Option<i64>, _>("finished_at")?.map(iso),
+    })
+}
+
+pub async fn list(
+    state: &AppState,
+    account_id: i64,
+    workflow_id: i64,
+    limit: i64,
+    offset: i64,
+) -> sqlx::Result<(Vec<WorkflowRun>, i64)> {
+    let runs = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {RUN_COLUMNS} FROM workflow_runs WHERE account_id = $1 AND workflow_id = $2 \
+         ORDER BY id DESC LIMIT $3 OFFSET $4"
+    )))
+    .bind(account_id)
+    .bind(workflow_id)
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(&state.db.pool)
+    .await?
+    .iter()
+    .map(run_view)
+    .collect::<sqlx::Result<Vec<_>>>()?;
+    let total = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM workflow_runs WHERE account_id = $1 AND workflow_id = $2",
+    )
+    .bind(account_id)
+    .bind(workflow_id)
+    .fetch_one(&state.db.pool)
+    .await?;
+    Ok((runs, total))
+}
+
+pub async fn get(
+    state: &AppState,
+    account_id: i64,
+    workflow_id: i64,
+    run_id: i64,
+) -> sqlx::Result<Option<WorkflowRun>> {
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {RUN_COLUMNS} FROM workflow_runs WHERE account_id = $1 AND workflow_id = $2 \
+         AND id = $3"
+    )))
+    .bind(account_id)
+    .bind(workflow_id)
+    .bind(run_id)
+    .fetch_optional(&state.db.pool)
+    .await?
+    .map(|r| run_view(&r))
+    .transpose()
+}
+
+/// A stream event as stored.
+pub struct RunEvent {
+    pub seq: i64,
+    pub name: String,
+    pub data: String,
+}
+
+pub async fn events_after(
+    state: &AppState,
+    run_id: i64,
+    after: i64,
+) -> sqlx::Result<Vec<RunEvent>> {
+    let rows = sqlx::query(
+        "SELECT seq, name, data FROM workflow_run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq",
+    )
+    .bind(run_id)
+    .bind(after)
+    .fetch_all(&state.db.pool)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(RunEvent {
+                seq: r.try_get("seq")?,
+                name: r.try_get("name")?,
+                data: r.try_get("data")?,
+            })
+        })
+        .collect()
+}
