@@ -18,6 +18,8 @@ async fn first_party_plugins_are_listed_with_metadata() {
         "example-verifier",
         "example-enricher",
         "action-dedup",
+        "action-filter",
+        "action-transform",
         "starter-pack",
     ] {
         assert!(ids.contains(&id.to_string()), "{id} missing from {ids:?}");
@@ -207,4 +209,102 @@ async fn enricher_llm_action_and_templates() {
         .await
         .unwrap_err();
     assert!(matches!(wrong, CallError::WrongKind { .. }));
+}
+
+/// The filter and transform actions, described and run through the runtime.
+#[tokio::test]
+async fn filter_and_transform_actions() {
+    let rt = runtime(None, GuardPolicy::strict(), true).await;
+    let items = [
+        json!({"domain": "a.com", "industry": "SaaS", "country": "US", "confidence": 0.9,
+               "intent_score": 80, "signals": ["hiring", "funding"]}),
+        json!({"domain": "b.io", "industry": "saas", "country": "DE", "confidence": 0.4,
+               "intent_score": "35", "signals": []}),
+        json!({"domain": "c.org", "industry": "Retail", "country": "us", "signals": ["hiring"]}),
+    ];
+
+    assert_eq!(
+        rt.workflow_action_plugin("filter_domains").as_deref(),
+        Some("action-filter")
+    );
+    let d = rt.workflow_action_describe("action-filter").unwrap();
+    assert_eq!(d.config_schema["required"], json!(["op", "field"]));
+    assert_eq!(d.config_schema["additionalProperties"], false);
+    let out = rt
+        .workflow_action_execute(
+            "action-filter",
+            &json!({"op": "equals", "field": "industry", "value": "saas"}),
+            &items,
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.items, items[..2]);
+    assert_eq!(out.previous_result, Some(json!({"kept": 2, "removed": 1})));
+    let out = rt
+        .workflow_action_execute(
+            "action-filter",
+            &json!({"op": "contains", "field": "signals", "value": "hiring", "limit": 1}),
+            &items,
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.items, [items[0].clone()]);
+    let e = rt
+        .workflow_action_execute(
+            "action-filter",
+            &json!({"op": "gt", "field": "intent_score"}),
+            &items,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, CallError::InvalidInput(m) if m.contains("config.value")),
+        "{e}"
+    );
+
+    assert_eq!(
+        rt.workflow_action_plugin("data_transform").as_deref(),
+        Some("action-transform")
+    );
+    let d = rt.workflow_action_describe("action-transform").unwrap();
+    assert_eq!(d.config_schema["required"], json!(["operation"]));
+    let out = rt
+        .workflow_action_execute(
+            "action-transform",
+            &json!({"operation": "sort", "field": "intent_score", "order": "desc"}),
+            &items,
+        )
+        .await
+        .unwrap();
+    let domains: Vec<&str> = out
+        .items
+        .iter()
+        .map(|i| i["domain"].as_str().unwrap())
+        .collect();
+    assert_eq!(domains, ["a.com", "b.io", "c.org"]);
+    assert_eq!(
+        out.previous_result,
+        Some(json!({"operation": "sort", "input": 3, "output": 3}))
+    );
+    let out = rt
+        .workflow_action_execute(
+            "action-transform",
+            &json!({"operation": "pick_fields", "fields": ["country"]}),
+            &items,
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.items[2], json!({"domain": "c.org", "country": "us"}));
+    let e = rt
+        .workflow_action_execute(
+            "action-transform",
+            &json!({"operation": "limit", "count": 1, "field": "x"}),
+            &items,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, CallError::InvalidInput(m) if m.starts_with("config.field")),
+        "{e}"
+    );
 }

@@ -26,6 +26,10 @@ fn guest_workspace_native_tests_pass() {
             "-p",
             "action-dedup",
             "-p",
+            "action-filter",
+            "-p",
+            "action-transform",
+            "-p",
             "starter-pack",
             "--target-dir",
         ])
