@@ -80,7 +80,6 @@ pub struct Receiver {
     pub url: String,
     pub got: Arc<Mutex<Vec<Value>>>,
     statuses: Arc<Mutex<Vec<u16>>>,
-    body: Arc<Mutex<Value>>,
 }
 
 impl Receiver {
@@ -106,12 +105,7 @@ impl Receiver {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/hook", listener.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(listener, app).await });
-        Receiver {
-            url,
-            got,
-            statuses,
-            body: answer,
-        }
+        Receiver { url, got, statuses }
     }
 
     pub fn answer_with(&self, statuses: &[u16]) {
@@ -120,9 +114,5 @@ impl Receiver {
 
     pub fn hits(&self) -> usize {
         self.got.lock().unwrap().len()
-    }
-
-    pub fn set_body(&self, body: Value) {
-        *self.body.lock().unwrap() = body;
     }
 }
