@@ -1,6 +1,8 @@
 //! Lead intelligence: the domain pool and its enrichment pipeline, lead
 //! lists, scoring, audiences, alerts, the watchlist, market intelligence,
 //! spreadsheet export and the automation-platform endpoints (spec/2).
+//! `ports.rs` offers the pool, lists, scoring and enrichment to workflows
+//! (`outreach_core::ports::PoolPort`).
 //!
 //! Each spec area is one module folder here with `routes.rs`, `service.rs`,
 //! `store.rs` and `tests.rs`: `domains/` (the pool), `lists/` (lead lists
@@ -23,6 +25,7 @@ pub mod domains;
 pub mod evaluation;
 pub mod intelligence;
 pub mod lists;
+pub mod ports;
 pub mod scoring;
 #[cfg(test)]
 pub(crate) mod testkit;
@@ -55,6 +58,8 @@ pub const AREA: Area = Area {
         .expect("the RDAP client can be built");
         ext.insert(rdap);
         ext.insert(alerts::deliver::SlackClient::new(state));
+        // Workflows reach lists, scoring and enrichment through it.
+        ext.insert::<outreach_core::ports::SharedPoolPort>(std::sync::Arc::new(ports::LeadsPort));
     },
     workers: start_workers,
 };

@@ -9,7 +9,9 @@
 //! `warmup/` and `inbox/` as their issues land. Mail servers are reached
 //! through `mail/` (SMTP and IMAP connections, opened by
 //! `outreach_ssrf::connect_checked` under the core's outbound policy,
-//! `AppState::outbound`); events go to the core's outbox.
+//! `AppState::outbound`); events go to the core's outbox. `ports.rs` offers
+//! enrolment and automatic replies to workflows
+//! (`outreach_core::ports::OutboundPort`).
 
 use outreach_core::Area;
 
@@ -20,6 +22,7 @@ pub mod enrollment;
 pub mod inbox;
 pub mod mail;
 pub mod mailbox_pool;
+pub mod ports;
 pub mod preview;
 pub mod rendering;
 pub mod send_account_warmup;
@@ -61,6 +64,10 @@ pub const AREA: Area = Area {
     extend: |state, ext| {
         ext.insert(sender::Sender::new(state));
         ext.insert(inbox::Inbox::new(state));
+        // Workflows enrol contacts and answer replies through it.
+        ext.insert::<outreach_core::ports::SharedOutboundPort>(std::sync::Arc::new(
+            ports::SequencesPort,
+        ));
     },
     workers: start_workers,
 };

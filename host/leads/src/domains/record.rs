@@ -79,6 +79,22 @@ pub struct DomainRecord {
     pub enrichment_errors: Value,
 }
 
+impl DomainRecord {
+    /// The business type when it is a finding: `business_type` is a column
+    /// with a default (`unknown`), so before a first enrichment only a value
+    /// an import set counts (ARCHITECTURE.md "Imported records").
+    pub fn known_business_type(&self) -> Option<&str> {
+        (self.enriched_at.is_some() || self.business_type != "unknown")
+            .then_some(self.business_type.as_str())
+    }
+
+    /// The confidence when it is a finding (a column with default 0, as
+    /// for [`DomainRecord::known_business_type`]).
+    pub fn known_confidence(&self) -> Option<f64> {
+        (self.enriched_at.is_some() || self.confidence > 0.0).then_some(self.confidence)
+    }
+}
+
 /// The columns [`DomainRecord::from_row`] reads.
 pub const COLUMNS: &str = "id, domain, status, company_name, summary, industry, sub_industry, \
      business_type, confidence, website_email, phone, employees_range, technologies, \

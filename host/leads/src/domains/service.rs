@@ -65,14 +65,19 @@ fn clip(input: &str) -> String {
 /// `GET /v1/enrichment/domain`.
 pub async fn domain(state: &AppState, caller: &Caller, query: DomainQuery) -> ApiResult<Lookup> {
     let domain = normalise(&query.domain)?;
-    let mut looked = lookup(state, caller, &[domain]).await?;
+    let mut looked = lookup(state, caller.account_id, &[domain]).await?;
     Ok(looked.remove(0))
 }
 
-/// The records of `domains` (normalised, distinct); the unknown ones are
-/// added to the pool and queued, and the caller waits for every one not
-/// enriched yet.
-async fn lookup(state: &AppState, caller: &Caller, domains: &[String]) -> ApiResult<Vec<Lookup>> {
+/// The records of `domains` (normalised, distinct), in their order; the
+/// unknown ones are added to the pool and queued, and `account_id` waits
+/// for every one not enriched yet (`POST /v1/enrichment/bulk`, and the
+/// workflows' enrich action through `crate::ports`).
+pub async fn lookup(
+    state: &AppState,
+    account_id: i64,
+    domains: &[String],
+) -> ApiResult<Vec<Lookup>> {
     let found = store::find_many(&state.db, domains).await?;
     let mut answers = Vec::with_capacity(domains.len());
     let mut waiting = Vec::new();
@@ -103,7 +108,7 @@ async fn lookup(state: &AppState, caller: &Caller, domains: &[String]) -> ApiRes
         }
     }
     if !waiting.is_empty() {
-        pipeline::submit(state, &waiting, "api", Some(caller.account_id)).await?;
+        pipeline::submit(state, &waiting, "api", Some(account_id)).await?;
     }
     Ok(answers)
 }
@@ -152,7 +157,7 @@ pub async fn bulk(
             domains.push(d);
         }
     }
-    let answers = lookup(state, caller, &domains).await?;
+    let answers = lookup(state, caller.account_id, &domains).await?;
     let mut queued = 0;
     let data = answers
         .into_iter()

@@ -136,7 +136,14 @@ pub async fn import(
             (id, name)
         }
     };
-    let added = service::add_in(&mut tx, state, caller, (list_id, &list_name), &items).await?;
+    let added = service::add_in(
+        &mut tx,
+        state,
+        service::actor(caller),
+        (list_id, &list_name),
+        &items,
+    )
+    .await?;
     tx.commit().await?;
     Ok(CsvImportResult {
         list_id,

@@ -27,6 +27,7 @@ use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::events::{self, EventType};
 use outreach_core::http::auth::Caller;
 use outreach_core::http::extract::within;
+use outreach_core::ports::Actor;
 use outreach_core::state::AppState;
 use outreach_core::store::lock_account;
 
@@ -260,14 +261,7 @@ pub async fn add_items(
             items.push((domain, notes));
         }
     }
-    let now = state.clock.now_ms();
-    let mut tx = state.db.pool.begin().await?;
-    let name = store::touch_list(&mut tx, caller.account_id, list_id, now)
-        .await?
-        .ok_or_else(list_not_found)?;
-    let added = add_in(&mut tx, state, caller, (list_id, &name), &items).await?;
-    let leads_count = store::count_items(&mut tx, list_id).await?;
-    tx.commit().await?;
+    let (added, leads_count) = add_to(state, actor(caller), list_id, &items).await?;
     Ok(ListItemsAdded {
         added,
         skipped: requested - added,
@@ -275,25 +269,55 @@ pub async fn add_items(
     })
 }
 
+/// Adds `items` (distinct, normalised domains with notes) to the
+/// account's list `list_id` in one transaction, as `POST .../items` does
+/// (404 'Lead list not found' for a list the account does not have; the
+/// list's cap). Returns how many were new to the list and how many items
+/// it holds now.
+pub async fn add_to(
+    state: &AppState,
+    actor: Actor,
+    list_id: i64,
+    items: &[(String, String)],
+) -> ApiResult<(usize, i64)> {
+    let now = state.clock.now_ms();
+    let mut tx = state.db.pool.begin().await?;
+    let name = store::touch_list(&mut tx, actor.account_id, list_id, now)
+        .await?
+        .ok_or_else(list_not_found)?;
+    let added = add_in(&mut tx, state, actor, (list_id, &name), items).await?;
+    let leads_count = store::count_items(&mut tx, list_id).await?;
+    tx.commit().await?;
+    Ok((added, leads_count))
+}
+
+/// The account and plan a request acts for.
+pub fn actor(caller: &Caller) -> Actor {
+    Actor {
+        account_id: caller.account_id,
+        plan: caller.plan,
+    }
+}
+
 /// Adds `items` (distinct, normalised domains with notes) to a list the
-/// caller has already touched in this transaction: the rows within the
+/// account has already touched in this transaction: the rows within the
 /// list's cap, their history, their events, and the pool's new domains
 /// queued. Returns how many were new to the list.
 pub async fn add_in(
     conn: &mut AnyConnection,
     state: &AppState,
-    caller: &Caller,
+    actor: Actor,
     (list_id, list_name): (i64, &str),
     items: &[(String, String)],
 ) -> ApiResult<usize> {
     let backend = state.db.backend;
     let now = state.clock.now_ms();
-    let added = store::insert_items(conn, backend, caller.account_id, list_id, items, now).await?;
+    let added = store::insert_items(conn, backend, actor.account_id, list_id, items, now).await?;
     if added.is_empty() {
         return Ok(0);
     }
     let count = store::count_items(conn, list_id).await? as u64;
-    let limits = state.plan_limits(caller.plan);
+    let limits = state.plan_limits(actor.plan);
     if let Some(cap) = limits.quota(Quota::ListItems)
         && count > cap
     {
@@ -310,8 +334,8 @@ pub async fn add_in(
             .iter()
             .map(|(id, _)| (list_id, *id, Some(DISCOVERED)))
             .collect();
-        history::record(conn, backend, caller.account_id, &stages, now).await?;
-        let account = caller.account_id;
+        history::record(conn, backend, actor.account_id, &stages, now).await?;
+        let account = actor.account_id;
         record_added(conn, state, account, (list_id, list_name), chunk, now).await?;
         let domains: Vec<String> = chunk.iter().map(|(_, d)| d.clone()).collect();
         pipeline::submit_in(conn, backend, &domains, "list", Some(account), now).await?;
@@ -385,12 +409,11 @@ pub async fn remove_in(
 /// defaults (`unknown`, 0), so before a first enrichment only values an
 /// import set count: a placeholder's defaults would read as findings.
 fn lead_of(r: &DomainRecord) -> Lead {
-    let enriched = r.enriched_at.is_some();
     Lead {
         domain: r.domain.clone(),
         industry: r.industry.clone(),
-        business_type: (enriched || r.business_type != "unknown").then(|| r.business_type.clone()),
-        confidence: (enriched || r.confidence > 0.0).then_some(r.confidence),
+        business_type: r.known_business_type().map(str::to_owned),
+        confidence: r.known_confidence(),
         website_email: r.website_email.clone(),
         registrant_country: r.registrant_country.clone(),
     }

@@ -84,8 +84,13 @@ async fn enroll_csv(
         .await
         .map_err(anyhow::Error::from)?
         .map_err(ApiError::BadRequest)?;
-    let mut result =
-        service::enroll_candidates(&state, &caller, &sequence, parsed.contacts).await?;
+    let mut result = service::enroll_candidates(
+        &state,
+        &outreach_vendors::Actor::from(&caller),
+        &sequence,
+        parsed.contacts,
+    )
+    .await?;
     result.total_in_file = Some(parsed.total_in_file);
     Ok(Json(result))
 }

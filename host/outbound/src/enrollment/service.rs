@@ -111,11 +111,7 @@ pub async fn enroll(
     let mut candidates = Vec::with_capacity(body.contacts.len());
     for c in body.contacts {
         let metadata = Value::Object(c.metadata.unwrap_or_default()).to_string();
-        if metadata.len() > MAX_METADATA_BYTES {
-            return Err(ApiError::bad_request(format!(
-                "metadata must be at most {MAX_METADATA_BYTES} bytes per contact"
-            )));
-        }
+        check_metadata(&metadata)?;
         candidates.push(Candidate {
             original: c.contact_email,
             domain: Some(c.domain),
@@ -123,7 +119,17 @@ pub async fn enroll(
         });
     }
     let sequence = enroll_target(state, caller, sequence_id).await?;
-    enroll_candidates(state, caller, &sequence, candidates).await
+    enroll_candidates(state, &Actor::from(caller), &sequence, candidates).await
+}
+
+/// A contact's metadata, serialised, within its size limit.
+pub fn check_metadata(metadata: &str) -> ApiResult<()> {
+    if metadata.len() > MAX_METADATA_BYTES {
+        return Err(ApiError::bad_request(format!(
+            "metadata must be at most {MAX_METADATA_BYTES} bytes per contact"
+        )));
+    }
+    Ok(())
 }
 
 /// The domain for tokens: the given one when it is a domain, else the
@@ -137,10 +143,11 @@ fn token_domain(given: Option<&str>, address: &rules::Address) -> String {
 }
 
 /// Applies the four rules to `candidates` and enrolls the rest in one
-/// transaction.
+/// transaction, for `actor`'s account (its verifier keys and suppression
+/// list; `sequence` is one of its own).
 pub async fn enroll_candidates(
     state: &AppState,
-    caller: &Caller,
+    actor: &Actor,
     sequence: &SequenceRow,
     candidates: Vec<Candidate>,
 ) -> ApiResult<EnrollResult> {
@@ -163,10 +170,9 @@ pub async fn enroll_candidates(
             _ => skipped.push((i, c.original)),
         }
     }
-    let actor = Actor::from(caller);
     let chain = match state
         .vendors()
-        .chain(caller.account_id, Family::Verifier)
+        .chain(actor.account_id, Family::Verifier)
         .await
     {
         Ok(chain) => Some(chain),
@@ -182,7 +188,7 @@ pub async fn enroll_candidates(
             domain: r.email_domain.clone(),
         })
         .collect();
-    let mut out: HashSet<String> = suppression::suppressed(&state.db, caller.account_id, &targets)
+    let mut out: HashSet<String> = suppression::suppressed(&state.db, actor.account_id, &targets)
         .await?
         .into_iter()
         .collect();
@@ -200,7 +206,7 @@ pub async fn enroll_candidates(
     if let Some(chain) = &chain {
         let kept = std::mem::take(&mut rows);
         let vendors = state.vendors();
-        let (vendors, actor) = (&vendors, &actor);
+        let vendors = &vendors;
         let emails: Vec<String> = kept.iter().map(|(_, r)| r.email.clone()).collect();
         let verdicts: Vec<bool> = futures::stream::iter(emails)
             .map(|email| async move {
@@ -228,7 +234,7 @@ pub async fn enroll_candidates(
     rows.sort_unstable_by(|a, b| a.1.email.cmp(&b.1.email));
     let now = state.clock.now_ms();
     let mut tx = state.db.pool.begin().await?;
-    if !sequences::touch(&mut tx, caller.account_id, sequence.id, now).await? {
+    if !sequences::touch(&mut tx, actor.account_id, sequence.id, now).await? {
         return Err(ApiError::not_found("Sequence"));
     }
     let next_send_at = now + steps::first_delay_ms(&mut tx, sequence.id).await?;
@@ -243,7 +249,7 @@ pub async fn enroll_candidates(
     let enrolled = store::insert_many(
         &mut tx,
         state.db.backend,
-        caller.account_id,
+        actor.account_id,
         sequence.id,
         &new,
         next_send_at,

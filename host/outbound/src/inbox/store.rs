@@ -544,3 +544,111 @@ pub async fn suggest_context(
         original_subject: original_subject.filter(|s| !s.trim().is_empty()),
     })
 }
+
+/// A reply an automatic answer may go to (`crate::ports`).
+#[derive(Debug, Clone)]
+pub struct AutoReplyTarget {
+    pub id: i64,
+    /// The mailbox it arrived at, which the answer is sent from.
+    pub send_account_id: Option<i64>,
+    pub sequence_id: Option<i64>,
+    pub enrollment_id: Option<i64>,
+    pub from_email: String,
+    pub from_name: String,
+    pub subject: String,
+    /// Without angle brackets; empty when the message had none.
+    pub message_id: String,
+    /// The enrollment's company domain, else the sender's.
+    pub domain: String,
+    pub auto_replied_at: Option<i64>,
+}
+
+/// The account's latest reply (kind `reply`, not held as suspected
+/// spoofing, classified) from an address at `domain` whose label (its
+/// manual override first) is one of `classes`, any label when `classes` is
+/// empty. `domain` is a host name, lower case, without `%` or `_`.
+pub async fn latest_reply_from(
+    db: &Db,
+    account_id: i64,
+    domain: &str,
+    classes: &[String],
+) -> sqlx::Result<Option<AutoReplyTarget>> {
+    let mut args = Args::default();
+    let account = args.push(Arg::Int(account_id));
+    let from = args.push(Arg::Text(format!("%@{domain}")));
+    let label = "COALESCE(manually_overridden_to, classification_label)";
+    let mut filter = format!(
+        "account_id = {account} AND from_email LIKE {from} AND kind = 'reply' \
+         AND spoofing_suspected = 0 AND {label} IS NOT NULL"
+    );
+    if !classes.is_empty() {
+        let list = args.push_texts(classes);
+        filter.push_str(&format!(" AND {label} IN ({list})"));
+    }
+    let sql = format!(
+        "SELECT id, send_account_id, sequence_id, enrollment_id, from_email, from_name, subject, message_id, \
+         domain, auto_replied_at FROM inbox_replies WHERE {filter} \
+         ORDER BY received_at DESC, id DESC LIMIT 1"
+    );
+    let row = args
+        .bind(sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false))
+        .fetch_optional(&db.pool)
+        .await?;
+    row.map(|r| {
+        Ok(AutoReplyTarget {
+            id: r.try_get("id")?,
+            send_account_id: r.try_get("send_account_id")?,
+            sequence_id: r.try_get("sequence_id")?,
+            enrollment_id: r.try_get("enrollment_id")?,
+            from_email: r.try_get("from_email")?,
+            from_name: r.try_get("from_name")?,
+            subject: r.try_get("subject")?,
+            message_id: r.try_get("message_id")?,
+            domain: r.try_get("domain")?,
+            auto_replied_at: r.try_get("auto_replied_at")?,
+        })
+    })
+    .transpose()
+}
+
+/// Claims reply `id` for an automatic answer by stamping it; false when it
+/// was already answered (or is being answered by a concurrent run).
+pub async fn claim_auto_reply(db: &Db, account_id: i64, id: i64, now: i64) -> sqlx::Result<bool> {
+    let done = sqlx::query(
+        "UPDATE inbox_replies SET auto_replied_at = $1 \
+         WHERE id = $2 AND account_id = $3 AND auto_replied_at IS NULL",
+    )
+    .bind(now)
+    .bind(id)
+    .bind(account_id)
+    .execute(&db.pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Records the Message-ID of the automatic answer to reply `id`.
+pub async fn auto_replied(db: &Db, account_id: i64, id: i64, message_id: &str) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE inbox_replies SET auto_reply_message_id = $1 WHERE id = $2 AND account_id = $3",
+    )
+    .bind(message_id)
+    .bind(id)
+    .bind(account_id)
+    .execute(&db.pool)
+    .await?;
+    Ok(())
+}
+
+/// Gives up a claim whose answer could not be sent, so a later run tries
+/// again.
+pub async fn release_auto_reply(db: &Db, account_id: i64, id: i64) -> sqlx::Result<()> {
+    sqlx::query(
+        "UPDATE inbox_replies SET auto_replied_at = NULL \
+         WHERE id = $1 AND account_id = $2 AND auto_reply_message_id IS NULL",
+    )
+    .bind(id)
+    .bind(account_id)
+    .execute(&db.pool)
+    .await?;
+    Ok(())
+}

@@ -36,7 +36,7 @@ use super::Sender;
 use super::plan::ERROR_RETRY_MS;
 use super::record::{Committing, Outcome, SmtpResult};
 use crate::mail::{MailError, connect_smtp};
-use crate::send_accounts::service::connection;
+use crate::send_accounts::service::{Connection, connection};
 use outreach_core::state::AppState;
 
 /// One SMTP command, or connecting with authentication.
@@ -268,6 +268,28 @@ async fn step<T>(
         Ok(Err(e)) => Err(Refusal::Transient(e.to_string())),
         Err(_) => Err(Refusal::Transient("SMTP command timed out".into())),
     }
+}
+
+/// One message over a connection of its own, closed after it: test sends
+/// and the inbox's automatic replies, which go out one at a time outside
+/// the lanes (and record nothing in the sender's tables). `Err` when the
+/// server could not be reached or refused the login.
+pub async fn send_once(
+    state: &AppState,
+    server: &Connection,
+    envelope: &Envelope,
+    bytes: &[u8],
+) -> Result<SmtpResult, MailError> {
+    let mut conn = connect_smtp(
+        &state.outbound,
+        &server.smtp,
+        server.encryption,
+        SMTP_TIMEOUT,
+    )
+    .await?;
+    let result = transaction(&mut conn, envelope, bytes, &mut None).await;
+    let _ = conn.quit().await;
+    Ok(result)
 }
 
 /// MAIL, RCPT, DATA and the message, each answer classified. The body goes

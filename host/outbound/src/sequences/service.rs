@@ -9,7 +9,9 @@ use super::store::{self, SequenceRow};
 use crate::enrollment;
 use crate::send_accounts::store as send_accounts;
 use crate::steps;
-use outreach_core::accounts::plans::{Plan, Quota, ensure_quota_after_insert, quota_view};
+use outreach_core::accounts::plans::{
+    Plan, Quota, ensure_quota_after_insert, quota_view, require_plan,
+};
 use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::http::auth::Caller;
 use outreach_core::http::extract::{one_of, within};
@@ -53,9 +55,19 @@ pub fn view(r: SequenceRow) -> Sequence {
 
 /// The caller's sequence `id`, or 404 (also for other accounts' ids).
 pub async fn owned(state: &AppState, caller: &Caller, id: i64) -> ApiResult<SequenceRow> {
-    gate(caller)?;
+    owned_by(state, caller.account_id, caller.plan, id).await
+}
+
+/// [`owned`] for an account and its plan (a workflow acting for it).
+pub async fn owned_by(
+    state: &AppState,
+    account_id: i64,
+    plan: Plan,
+    id: i64,
+) -> ApiResult<SequenceRow> {
+    require_plan(plan, Plan::Starter)?;
     let mut conn = state.db.pool.acquire().await?;
-    store::get(&mut conn, caller.account_id, id)
+    store::get(&mut conn, account_id, id)
         .await?
         .ok_or_else(|| ApiError::not_found("Sequence"))
 }

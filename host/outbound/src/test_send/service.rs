@@ -3,11 +3,11 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::mail::{MailError, connect_smtp};
+use crate::mail::MailError;
 use crate::preview::service::{PreviewRequest, SampleContact, render_for};
 use crate::send_accounts::service::connection;
 use crate::sender::compose::{build, subject_line};
-use crate::sender::lanes::{SMTP_TIMEOUT, transaction};
+use crate::sender::lanes::send_once;
 use crate::sender::plan::Job;
 use crate::sender::record::SmtpResult;
 use crate::sequences::service::owned;
@@ -161,25 +161,12 @@ pub async fn test_send(
         date,
     )
     .map_err(ApiError::bad_request)?;
-    let mut conn = connect_smtp(
-        &state.outbound,
-        &server.smtp,
-        server.encryption,
-        SMTP_TIMEOUT,
-    )
-    .await
-    .map_err(|e| match e {
-        MailError::Blocked(m) => ApiError::bad_request(m),
-        MailError::Failed(m) => ApiError::Unprocessable(format!("Test send failed: {m}")),
-    })?;
-    let result = transaction(
-        &mut conn,
-        message.envelope(),
-        &message.formatted(),
-        &mut None,
-    )
-    .await;
-    let _ = conn.quit().await;
+    let result = send_once(state, &server, message.envelope(), &message.formatted())
+        .await
+        .map_err(|e| match e {
+            MailError::Blocked(m) => ApiError::bad_request(m),
+            MailError::Failed(m) => ApiError::Unprocessable(format!("Test send failed: {m}")),
+        })?;
     match result {
         SmtpResult::Delivered => Ok(TestSendResult {
             sent: true,
