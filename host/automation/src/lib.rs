@@ -9,6 +9,7 @@
 use outreach_core::Area;
 
 pub mod webhooks;
+pub mod workflows;
 
 /// The automation areas: webhook routes, the deliverer service and its
 /// fan-out and delivery workers.
