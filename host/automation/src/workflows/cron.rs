@@ -46,6 +46,10 @@ const NICKNAMES: &[&str] = &[
     "@hourly",
 ];
 
+/// Appended to value errors, which croner reports without the field.
+const FIELD_RANGES: &str = " (minute 0-59, hour 0-23, day of month 1-31, month 1-12 or JAN-DEC, \
+                            day of week 0-7 or SUN-SAT)";
+
 /// A parsed cron expression and the time zone it is read in.
 #[derive(Debug, Clone)]
 pub struct CronSchedule {
@@ -118,7 +122,13 @@ impl CronSchedule {
             .year(Year::Disallowed)
             .build();
         let cron = parser.parse(expression).map_err(|e| {
-            format!("trigger_config.cron: '{expression}' is not a valid cron expression: {e}")
+            // croner's value errors ("Number out of bounds.") do not say
+            // which field; the ranges let the reader find it.
+            let hint = match e {
+                croner::errors::CronError::ComponentError(_) => FIELD_RANGES,
+                _ => "",
+            };
+            format!("trigger_config.cron: '{expression}' is not a valid cron expression: {e}{hint}")
         })?;
 
         let schedule = CronSchedule {
@@ -307,7 +317,10 @@ mod tests {
             ("every day", "'every day' has 2 fields; expected five"),
             ("hourly", "'hourly' has 1 field; expected five"),
             ("* * * *", "has 4 fields"),
-            ("60 * * * *", "is not a valid cron expression"),
+            (
+                "60 * * * *",
+                "is not a valid cron expression: Component error: Number out of bounds. (minute 0-59, hour 0-23,",
+            ),
             ("* 24 * * *", "is not a valid cron expression"),
             ("* * 0 * *", "is not a valid cron expression"),
             ("* * * 13 *", "is not a valid cron expression"),
