@@ -61,6 +61,7 @@ pub use stats::PluginStats;
 #[doc(hidden)]
 pub mod fixtures {
     /// Folder holding `trivial.wasm`/`.toml`, `hostile.wasm`/`.toml`,
+    /// `hostile-action.wasm`/`.toml`,
     /// `echo-classifier.wasm`/`.toml` and `echo-domain-classifier.wasm`/`.toml`.
     pub const TEST_GUESTS_DIR: &str = env!("OUTREACH_TEST_GUESTS");
 }

@@ -3,6 +3,7 @@
 //! real HTTP receiver on loopback.
 
 mod definitions;
+mod hostile;
 mod runs;
 mod triggers;
 
