@@ -75,7 +75,11 @@ async fn provoke(
                 .await;
             let id = w.body["id"].as_i64().expect("workflow created");
             let queued = app
-                .post(&format!("/v1/workflows/{id}/execute"), &pro.api_key, json!({}))
+                .post(
+                    &format!("/v1/workflows/{id}/execute"),
+                    &pro.api_key,
+                    json!({}),
+                )
                 .await;
             outreach_automation::workflows::runs::drain(&app.state)
                 .await

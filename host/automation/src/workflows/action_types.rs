@@ -170,10 +170,13 @@ pub struct ResolvedType {
     pub schema: Value,
 }
 
+/// Compiled validators by (type name, schema text).
+type Validators = HashMap<(String, String), Arc<jsonschema::Validator>>;
+
 /// The catalogue; a typed extension of the state.
 #[derive(Clone, Default)]
 pub struct ActionCatalog {
-    validators: Arc<Mutex<HashMap<(String, String), Arc<jsonschema::Validator>>>>,
+    validators: Arc<Mutex<Validators>>,
 }
 
 impl ActionCatalog {

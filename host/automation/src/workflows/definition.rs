@@ -327,10 +327,10 @@ pub fn nested_lists(action: &WorkflowAction) -> Vec<(String, &Value)> {
 pub fn sub_workflow_ids(actions: &[WorkflowAction]) -> Vec<i64> {
     let mut out = Vec::new();
     for action in actions {
-        if action.action_type == "sub_workflow" {
-            if let Some(id) = action.config["workflow_id"].as_i64() {
-                out.push(id);
-            }
+        if action.action_type == "sub_workflow"
+            && let Some(id) = action.config["workflow_id"].as_i64()
+        {
+            out.push(id);
         }
         for (_, nested) in nested_lists(action) {
             if let Ok(list) = serde_json::from_value::<Vec<WorkflowAction>>(nested.clone()) {
@@ -349,10 +349,9 @@ pub fn referenced_workflow_ids(actions: &[WorkflowAction]) -> Vec<(String, i64)>
         if matches!(
             action.action_type.as_str(),
             "sub_workflow" | "schedule_workflow"
-        ) {
-            if let Some(id) = action.config["workflow_id"].as_i64() {
-                out.push((action.action_type.clone(), id));
-            }
+        ) && let Some(id) = action.config["workflow_id"].as_i64()
+        {
+            out.push((action.action_type.clone(), id));
         }
         for (_, nested) in nested_lists(action) {
             if let Ok(list) = serde_json::from_value::<Vec<WorkflowAction>>(nested.clone()) {
@@ -370,12 +369,12 @@ pub fn check_execution_limits(limits: &WorkflowExecutionLimits, plan: Plan) -> A
         ("max_runtime_seconds", limits.max_runtime_seconds, runtime),
     ];
     for (name, value, max) in pairs {
-        if let Some(v) = value {
-            if !(1..=max).contains(&v) {
-                return Err(bad(format!(
-                    "execution_limits.{name} must be 1-{max} on this plan (got {v})"
-                )));
-            }
+        if let Some(v) = value
+            && !(1..=max).contains(&v)
+        {
+            return Err(bad(format!(
+                "execution_limits.{name} must be 1-{max} on this plan (got {v})"
+            )));
         }
     }
     Ok(())

@@ -221,10 +221,10 @@ async fn enroll(env: &RunEnv<'_>, config: &Value, items: Vec<Value>) -> Result<O
                 let mut contact = item.clone();
                 if let Value::Object(o) = &mut contact {
                     o.insert("email".into(), json!(email));
-                    if !o.contains_key("company") {
-                        if let Some(d) = o.get("domain").cloned() {
-                            o.insert("company".into(), d);
-                        }
+                    if !o.contains_key("company")
+                        && let Some(d) = o.get("domain").cloned()
+                    {
+                        o.insert("company".into(), d);
                     }
                 }
                 contacts.push(contact);
