@@ -2,6 +2,7 @@
 //! backend, with the leads and outbound areas (the actions' ports) and a
 //! real HTTP receiver on loopback.
 
+mod actions;
 mod definitions;
 mod hostile;
 mod runs;

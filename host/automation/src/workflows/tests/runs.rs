@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::*;
 use crate::workflows::runs;
 
-async fn webhook_workflow(app: &TestApp, key: &str, actions: Value) -> (i64, String) {
+pub(super) async fn webhook_workflow(app: &TestApp, key: &str, actions: Value) -> (i64, String) {
     let w = create(
         app,
         key,
@@ -23,7 +23,7 @@ async fn webhook_workflow(app: &TestApp, key: &str, actions: Value) -> (i64, Str
 }
 
 /// Calls the incoming webhook and drains the queue; answers the run.
-async fn call_in(app: &TestApp, key: &str, id: i64, token: &str, body: Value) -> Value {
+pub(super) async fn call_in(app: &TestApp, key: &str, id: i64, token: &str, body: Value) -> Value {
     let r = app
         .call(
             "POST",
