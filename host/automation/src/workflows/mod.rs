@@ -7,7 +7,7 @@
 //! - `service.rs`, `store.rs`: definitions, versions, the webhook token.
 //! - `triggers.rs`: manual, incoming webhook, schedule (`cron.rs`) and
 //!   outbox events; `runs.rs`: the run queue, worker, checkpoints and
-//!   records; `engine/`: one action (templating, conditions, the types);
+//!   records (read by `run_records.rs`); `engine/`: one action (templating, conditions, the types);
 //!   `http_action.rs`: the `http_request` call; `memory.rs`:
 //!   `cross_run_memory`; `dry_run.rs`: `POST .../test`.
 
@@ -20,6 +20,7 @@ pub mod http_action;
 pub mod memory;
 pub mod model;
 pub mod routes;
+pub mod run_records;
 pub mod runs;
 pub mod service;
 pub mod store;

@@ -17,7 +17,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::model::*;
-use super::{dry_run, runs, service, triggers};
+use super::{dry_run, run_records, service, triggers};
 use outreach_core::error::{ApiError, ApiResult, ErrorBody};
 use outreach_core::http::auth::Caller;
 use outreach_core::http::extract::{Json, Path, Query};
@@ -210,7 +210,7 @@ async fn list_runs(
         ));
     }
     service::get(&state, &caller, id).await?;
-    let (runs, total) = runs::list(&state, caller.account_id, id, limit, offset).await?;
+    let (runs, total) = run_records::list(&state, caller.account_id, id, limit, offset).await?;
     Ok(Json(WorkflowRunList {
         runs,
         total,
@@ -237,7 +237,7 @@ async fn get_run(
     Path((id, run_id)): Path<(i64, i64)>,
 ) -> ApiResult<Json<WorkflowRun>> {
     caller.require(outreach_core::accounts::Plan::Starter)?;
-    let run = runs::get(&state, caller.account_id, id, run_id)
+    let run = run_records::get(&state, caller.account_id, id, run_id)
         .await?
         .ok_or_else(run_not_found)?;
     Ok(Json(run))
@@ -261,7 +261,7 @@ async fn stream_run(
     headers: HeaderMap,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     caller.require(outreach_core::accounts::Plan::Starter)?;
-    runs::get(&state, caller.account_id, id, run_id)
+    run_records::get(&state, caller.account_id, id, run_id)
         .await?
         .ok_or_else(run_not_found)?;
     let after = headers
@@ -293,7 +293,7 @@ async fn stream_run(
             if c.done {
                 return None;
             }
-            match runs::events_after(&c.state, c.run_id, c.after).await {
+            match run_records::events_after(&c.state, c.run_id, c.after).await {
                 Ok(events) if !events.is_empty() => {
                     c.idle = 0;
                     c.buf.extend(events);
@@ -325,13 +325,13 @@ struct Cursor {
     after: i64,
     done: bool,
     idle: u64,
-    buf: VecDeque<runs::RunEvent>,
+    buf: VecDeque<run_records::RunEvent>,
 }
 
 impl Cursor {
     async fn exists(&self) -> bool {
         matches!(
-            runs::get(&self.state, self.account_id, self.workflow_id, self.run_id).await,
+            run_records::get(&self.state, self.account_id, self.workflow_id, self.run_id).await,
             Ok(Some(_))
         )
     }
