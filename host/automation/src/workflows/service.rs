@@ -557,16 +557,22 @@ pub async fn regenerate_token(
     id: i64,
 ) -> ApiResult<WorkflowWebhookToken> {
     gate(caller)?;
-    let mut tx = state.db.pool.begin().await?;
-    let row = store::get(&mut tx, caller.account_id, id)
+    let mut conn = state.db.pool.acquire().await?;
+    let row = store::get(&mut conn, caller.account_id, id)
         .await?
         .ok_or_else(not_found)?;
     if row.definition.trigger_type != "webhook" {
         return Err(not_webhook());
     }
     let token = new_token();
-    store::set_token(&mut tx, caller.account_id, id, &token, state.clock.now_ms()).await?;
-    tx.commit().await?;
+    store::set_token(
+        &mut conn,
+        caller.account_id,
+        id,
+        &token,
+        state.clock.now_ms(),
+    )
+    .await?;
     Ok(WorkflowWebhookToken {
         webhook_url: webhook_url(state, &token),
         webhook_token: token,

@@ -13,7 +13,7 @@ use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::events::{EventType, OutboxEvent};
 use outreach_core::http::auth::Caller;
 use outreach_core::state::AppState;
-use outreach_core::store::{Backend, id_list};
+use outreach_core::store::id_list;
 
 /// `POST /v1/workflows/{id}/execute`: queues a run now, seeded by a pool
 /// sample (the manual trigger has no domains of its own); `activate`
@@ -26,10 +26,16 @@ pub async fn execute(
 ) -> ApiResult<WorkflowRunQueued> {
     caller.require(outreach_core::accounts::Plan::Starter)?;
     let now = state.clock.now_ms();
+    // Read before the transaction, whose first statement then writes (on
+    // SQLite a read lock cannot always be upgraded while another process
+    // writes).
+    let row = {
+        let mut conn = state.db.pool.acquire().await?;
+        store::get(&mut conn, caller.account_id, id)
+            .await?
+            .ok_or_else(not_found)?
+    };
     let mut tx = state.db.pool.begin().await?;
-    let row = store::get(&mut tx, caller.account_id, id)
-        .await?
-        .ok_or_else(not_found)?;
     if activate && !row.definition.is_active {
         store::set_active(&mut tx, id, true).await?;
     }
@@ -213,39 +219,36 @@ pub async fn from_events(
 }
 
 /// The scheduler's pass: every active schedule workflow whose due time
-/// has come gets one run, and its next due time, in one transaction per
-/// workflow that moves `next_due_at` only if no other server did (so a
-/// due time fires once across servers).
+/// has come gets one run, and its next due time. Each firing is one
+/// transaction whose first statement moves `next_due_at` only if no other
+/// server did (a compare-and-set), so a due time fires once across
+/// servers; starting with that write also lets SQLite wait for another
+/// process's write instead of failing a read lock's upgrade.
 pub async fn fire_schedules(state: &AppState) -> anyhow::Result<usize> {
     let now = state.clock.now_ms();
-    let lock = match state.db.backend {
-        Backend::Postgres => " FOR UPDATE SKIP LOCKED",
-        Backend::Sqlite => "",
-    };
+    let due = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {} FROM workflows WHERE next_due_at <= $1 AND is_active = 1 \
+         AND trigger_type = 'schedule' ORDER BY next_due_at LIMIT 100",
+        store::COLUMNS
+    )))
+    .bind(now)
+    .fetch_all(&state.db.pool)
+    .await?;
     let mut fired = 0;
-    loop {
-        let mut tx = state.db.pool.begin().await?;
-        let due = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {} FROM workflows WHERE next_due_at <= $1 AND is_active = 1 \
-             AND trigger_type = 'schedule' ORDER BY next_due_at LIMIT 1{lock}",
-            store::COLUMNS
-        )))
-        .bind(now)
-        .fetch_optional(&mut *tx)
-        .await?;
-        let Some(row) = due else {
-            return Ok(fired);
-        };
-        let row = store::workflow_row(&row)?;
+    for row in &due {
+        let row = store::workflow_row(row)?;
         let due_at = row.next_due_at.unwrap_or(now);
         let next = service::next_due(&row.definition, now);
-        let moved =
-            sqlx::query("UPDATE workflows SET next_due_at = $1 WHERE id = $2 AND next_due_at = $3")
-                .bind(next)
-                .bind(row.id)
-                .bind(due_at)
-                .execute(&mut *tx)
-                .await?;
+        let mut tx = state.db.pool.begin().await?;
+        let moved = sqlx::query(
+            "UPDATE workflows SET next_due_at = $1 WHERE id = $2 AND next_due_at = $3 \
+             AND is_active = 1",
+        )
+        .bind(next)
+        .bind(row.id)
+        .bind(due_at)
+        .execute(&mut *tx)
+        .await?;
         if moved.rows_affected() == 1 {
             let run = NewRun {
                 workflow_id: row.id,
@@ -261,6 +264,7 @@ pub async fn fire_schedules(state: &AppState) -> anyhow::Result<usize> {
         }
         tx.commit().await?;
     }
+    Ok(fired)
 }
 
 /// The scheduler `serve` starts: a pass every 10 seconds.
