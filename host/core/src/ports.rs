@@ -63,11 +63,10 @@ pub enum TriggerTarget {
 pub trait PoolPort: Send + Sync {
     /// The pool's record of each of `domains` that the pool holds, keyed by
     /// the normalised domain, as flat JSON objects with the field names
-    /// conditions read: `domain`, `industry`, `sub_industry`, `country`,
-    /// `business_type`, `confidence`, `intent_score`, `intent_level`,
-    /// `signals` (array of strings), `tech_stack` (array of strings),
-    /// `website_email`, `company_name`, `employee_count` (when known),
-    /// `enriched_at`. Domains not in the pool are absent from the map.
+    /// conditions read (the implementation's doc comment lists them:
+    /// `domain`, `industry`, `country`, `confidence`, `intent_score`,
+    /// `signals`, `website_email`...). Domains not in the pool are absent
+    /// from the map.
     fn records<'a>(
         &'a self,
         state: &'a AppState,
