@@ -267,11 +267,8 @@ fn check_action(
             .flatten()
             .enumerate()
         {
-            let when: Vec<WorkflowCondition> = match &branch["when"] {
-                Value::Array(_) => serde_json::from_value(branch["when"].clone()),
-                one => serde_json::from_value(one.clone()).map(|c| vec![c]),
-            }
-            .map_err(|e| bad(format!("{at}.config.branches[{b}].when: {e}")))?;
+            let when = parse_when(&branch["when"])
+                .map_err(|e| bad(format!("{at}.config.branches[{b}].when: {e}")))?;
             check_conditions(&when, &format!("{at}.config.branches[{b}].when"))?;
         }
     }
@@ -323,43 +320,42 @@ pub fn nested_lists(action: &WorkflowAction) -> Vec<(String, &Value)> {
     out
 }
 
-/// Every `sub_workflow` id among the actions, nested ones included.
-pub fn sub_workflow_ids(actions: &[WorkflowAction]) -> Vec<i64> {
+/// A branch's `when`: one condition or an array of them (all must hold).
+pub fn parse_when(when: &Value) -> Result<Vec<WorkflowCondition>, serde_json::Error> {
+    match when {
+        Value::Array(_) => serde_json::from_value(when.clone()),
+        one => serde_json::from_value(one.clone()).map(|c| vec![c]),
+    }
+}
+
+/// The `workflow_id` of every action of the given types, nested ones
+/// included.
+fn workflow_refs(actions: &[WorkflowAction], types: &[&str]) -> Vec<i64> {
     let mut out = Vec::new();
     for action in actions {
-        if action.action_type == "sub_workflow"
+        if types.contains(&action.action_type.as_str())
             && let Some(id) = action.config["workflow_id"].as_i64()
         {
             out.push(id);
         }
         for (_, nested) in nested_lists(action) {
             if let Ok(list) = serde_json::from_value::<Vec<WorkflowAction>>(nested.clone()) {
-                out.extend(sub_workflow_ids(&list));
+                out.extend(workflow_refs(&list, types));
             }
         }
     }
     out
 }
 
-/// Every `schedule_workflow` and `sub_workflow` id, for the ownership
+/// Every `sub_workflow` id (the inlining the cycle check walks).
+pub fn sub_workflow_ids(actions: &[WorkflowAction]) -> Vec<i64> {
+    workflow_refs(actions, &["sub_workflow"])
+}
+
+/// Every `sub_workflow` and `schedule_workflow` id, for the ownership
 /// check.
-pub fn referenced_workflow_ids(actions: &[WorkflowAction]) -> Vec<(String, i64)> {
-    let mut out = Vec::new();
-    for action in actions {
-        if matches!(
-            action.action_type.as_str(),
-            "sub_workflow" | "schedule_workflow"
-        ) && let Some(id) = action.config["workflow_id"].as_i64()
-        {
-            out.push((action.action_type.clone(), id));
-        }
-        for (_, nested) in nested_lists(action) {
-            if let Ok(list) = serde_json::from_value::<Vec<WorkflowAction>>(nested.clone()) {
-                out.extend(referenced_workflow_ids(&list));
-            }
-        }
-    }
-    out
+pub fn referenced_workflow_ids(actions: &[WorkflowAction]) -> Vec<i64> {
+    workflow_refs(actions, &["sub_workflow", "schedule_workflow"])
 }
 
 pub fn check_execution_limits(limits: &WorkflowExecutionLimits, plan: Plan) -> ApiResult<()> {

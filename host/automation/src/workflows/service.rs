@@ -190,7 +190,7 @@ async fn check(
             return Err(ApiError::NotFound(target_not_found(t.target).to_owned()));
         }
     }
-    for (_, id) in definition::referenced_workflow_ids(&d.actions) {
+    for id in definition::referenced_workflow_ids(&d.actions) {
         if Some(id) != own_id
             && store::actions_of(conn, caller.account_id, id)
                 .await?

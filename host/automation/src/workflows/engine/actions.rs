@@ -11,6 +11,7 @@ use super::conditions::all_hold;
 use super::template::{Scope, memory_keys};
 use super::{Failure, Outcome, RunEnv, Working, run_list};
 use crate::workflows::action_types::{ActionCatalog, Source};
+use crate::workflows::definition::parse_when;
 use crate::workflows::http_action::{
     HttpActionClient, HttpRequestConfig, capture, iterate_items, redact_headers,
 };
@@ -25,11 +26,19 @@ pub fn execute<'a>(
     working: &'a Working,
 ) -> BoxFuture<'a, Result<Outcome, Failure>> {
     Box::pin(async move {
+        // These read their raw config: http_request renders it per call
+        // (per item with per_domain), the branching types hand nested
+        // actions on unrendered, to be rendered when they run.
+        match action.action_type.as_str() {
+            "http_request" => return http_request(env, &action.config, working).await,
+            "conditional_branch" => return branch(env, &action.config, working).await,
+            "parallel_split" => return parallel(env, &action.config, working).await,
+            _ => {}
+        }
         let config = render(env, &action.config, working, None).await?;
         let state = env.state;
         let items = working.items.clone();
         match action.action_type.as_str() {
-            "http_request" => http_request(env, &action.config, working).await,
             "enroll_in_sequence" => enroll(env, &config, items).await,
             "add_to_list" => {
                 let list_id = id(&config, "list_id")?;
@@ -52,8 +61,6 @@ pub fn execute<'a>(
                 let result = port.enrich(state, env.actor, &domains, &fields).await?;
                 Ok(Outcome::pass(items, result))
             }
-            "conditional_branch" => branch(env, &action.config, working).await,
-            "parallel_split" => parallel(env, &action.config, working).await,
             "merge_branches" => Ok(merge(&config, working)),
             "cross_run_memory" => memory::action(env, &config, working).await,
             "auto_reply_template" => {
@@ -243,15 +250,6 @@ async fn enroll(env: &RunEnv<'_>, config: &Value, items: Vec<Value>) -> Result<O
     Ok(Outcome::pass(items, result))
 }
 
-fn branch_conditions(when: &Value) -> Vec<WorkflowCondition> {
-    match when {
-        Value::Array(_) => serde_json::from_value(when.clone()).unwrap_or_default(),
-        one => serde_json::from_value(one.clone())
-            .map(|c| vec![c])
-            .unwrap_or_default(),
-    }
-}
-
 fn action_list(v: &Value) -> Vec<WorkflowAction> {
     serde_json::from_value(v.clone()).unwrap_or_default()
 }
@@ -262,7 +260,7 @@ async fn branch(env: &RunEnv<'_>, raw: &Value, working: &Working) -> Result<Outc
     let branches = raw["branches"].as_array().cloned().unwrap_or_default();
     let whens: Vec<Vec<WorkflowCondition>> = branches
         .iter()
-        .map(|b| branch_conditions(&b["when"]))
+        .map(|b| parse_when(&b["when"]).unwrap_or_default())
         .collect();
     let mut groups: Vec<Vec<Value>> = vec![Vec::new(); branches.len()];
     let mut rest = Vec::new();
