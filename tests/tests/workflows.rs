@@ -168,6 +168,19 @@ async fn statuses(server: &Server, key: &str, id: i64) -> HashMap<String, usize>
     }
 }
 
+/// Polls the run list until `want` runs succeeded (or 90 s pass: longer
+/// than the 30 s lease a killed server's runs wait out).
+async fn finished(server: &Server, key: &str, id: i64, want: usize) -> HashMap<String, usize> {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let s = statuses(server, key, id).await;
+        if s.get("success") == Some(&want) || Instant::now() > deadline {
+            return s;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
 /// `curl -N` on the stream (read with `output`, which blocks: the tests run
 /// on a multi-threaded runtime so the receiver keeps answering meanwhile).
 fn curl_stream(url: &str, key: &str, last_event_id: Option<&str>) -> std::process::Child {
@@ -251,7 +264,7 @@ async fn two_servers_share_the_runs_and_execute_each_once() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let counts = receiver.counts();
     assert!(counts.values().all(|c| *c == 1), "a run executed twice");
-    let s = statuses(&second, &account.api_key, id).await;
+    let s = finished(&second, &account.api_key, id, 200).await;
     assert_eq!(s.get("success"), Some(&200), "{s:?}");
 }
 
@@ -277,7 +290,10 @@ async fn a_sigkill_during_1000_queued_runs_repeats_no_checkpointed_action() {
     let server = deployment.start();
     let done = receiver.wait_for("b", 1000, Duration::from_secs(180)).await;
     assert_eq!(done, 1000);
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // A `b` the dead server sent before it could checkpoint counts as seen,
+    // but its run finishes only when the lease lapses and `b` runs again.
+    let s = finished(&server, &account.api_key, id, 1000).await;
+    assert_eq!(s.get("success"), Some(&1000), "{s:?}");
     let counts = receiver.counts();
     for n in 0..1000 {
         let a = counts.get(&(n, "a".to_owned())).copied().unwrap_or(0);
@@ -288,10 +304,9 @@ async fn a_sigkill_during_1000_queued_runs_repeats_no_checkpointed_action() {
         assert!(a + b <= 3 && !(a > 1 && b > 1), "run {n}: a {a}, b {b}");
     }
     let repeated: usize = counts.values().filter(|c| **c > 1).count();
+    // Four worker lanes claim 32 runs each.
     assert!(
-        repeated <= 32,
-        "more repeats than runs a server claims at once: {repeated}"
+        repeated <= 128,
+        "more repeats than runs a server works at once: {repeated}"
     );
-    let s = statuses(&server, &account.api_key, id).await;
-    assert_eq!(s.get("success"), Some(&1000), "{s:?}");
 }

@@ -6,8 +6,9 @@
 //!   `action_types.rs`: built-in and component types with their schemas.
 //! - `service.rs`, `store.rs`: definitions, versions, the webhook token.
 //! - `triggers.rs`: manual, incoming webhook, schedule (`cron.rs`) and
-//!   outbox events; `runs.rs`: the run queue, worker, checkpoints and
-//!   records (read by `run_records.rs`); `engine/`: one action (templating, conditions, the types);
+//!   outbox events; `runs.rs`: the run queue, worker and checkpoints
+//!   (group-committed by `run_writer.rs`), records read by
+//!   `run_records.rs`; `engine/`: one action (templating, conditions, the types);
 //!   `http_action.rs`: the `http_request` call; `memory.rs`:
 //!   `cross_run_memory`; `dry_run.rs`: `POST .../test`.
 
@@ -21,6 +22,7 @@ pub mod memory;
 pub mod model;
 pub mod routes;
 pub mod run_records;
+pub mod run_writer;
 pub mod runs;
 pub mod service;
 pub mod store;
@@ -35,6 +37,7 @@ use outreach_core::state::{AppState, Extensions};
 pub fn extend(state: &AppState, ext: &mut Extensions) {
     ext.insert(action_types::ActionCatalog::default());
     ext.insert(runs::RunQueue::new());
+    ext.insert(run_writer::RunWriter::default());
     ext.insert(http_action::HttpActionClient::new(state.outbound.clone()));
 }
 

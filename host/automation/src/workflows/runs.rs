@@ -12,6 +12,7 @@
 //! resumes at the action that was in flight, so no action before the
 //! checkpoint runs twice.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,11 +21,13 @@ use serde_json::{Value, json};
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 use tokio::sync::Notify;
+use tracing::Instrument;
 
 use super::definition::effective_limits;
 use super::engine::conditions::all_hold;
 use super::engine::{self, Failure, RunEnv, Working, actions, retry_wait};
 use super::model::*;
+use super::run_writer::{self, CheckpointWrite, FinishWrite};
 use super::store::{self, WorkflowRow};
 use outreach_core::accounts::Plan;
 use outreach_core::platform::clock::iso;
@@ -36,6 +39,8 @@ use outreach_core::store::Backend;
 pub const LEASE_MS: i64 = 30_000;
 /// Runs one worker pass claims at most.
 pub const CLAIM_BATCH: i64 = 32;
+/// Worker loops per process (see `start`).
+const LANES: usize = 4;
 
 /// The worker's identity and its wake-up signal; a typed extension.
 #[derive(Clone)]
@@ -189,17 +194,46 @@ async fn plan_of(state: &AppState, account_id: i64) -> anyhow::Result<Plan> {
     Ok(plan.as_deref().and_then(Plan::parse).unwrap_or(Plan::Free))
 }
 
+/// What a claimed batch's runs read once per workflow: the definition
+/// (`None` once deleted: its runs went with it) and its account's plan.
+type Loaded = HashMap<i64, Option<(Arc<WorkflowRow>, Plan)>>;
+
+async fn load(state: &AppState, batch: &[Claimed]) -> anyhow::Result<Loaded> {
+    let mut loaded = Loaded::new();
+    for run in batch {
+        if loaded.contains_key(&run.workflow_id) {
+            continue;
+        }
+        let mut conn = state.db.pool.acquire().await?;
+        let workflow = store::get(&mut conn, run.account_id, run.workflow_id).await?;
+        drop(conn);
+        let entry = match workflow {
+            Some(w) => Some((Arc::new(w), plan_of(state, run.account_id).await?)),
+            None => None,
+        };
+        loaded.insert(run.workflow_id, entry);
+    }
+    Ok(loaded)
+}
+
 /// One pass: claims due runs and executes them concurrently. Answers how
 /// many it claimed.
 pub async fn run_due(state: &AppState, limit: i64) -> anyhow::Result<usize> {
     let owner = state.ext::<RunQueue>().owner.clone();
     let batch = claim(state, &owner, limit).await?;
     let n = batch.len();
+    let loaded = load(state, &batch).await?;
     let work = batch.into_iter().map(|run| {
         let owner = owner.clone();
+        let loaded = loaded.get(&run.workflow_id).cloned().flatten();
         async move {
             let id = run.id;
-            if let Err(e) = execute(state, &owner, run).await {
+            let Some((workflow, plan)) = loaded else {
+                return;
+            };
+            let span = tracing::info_span!("workflow_run", run_id = id, workflow_id = workflow.id);
+            let work = execute(state, &owner, &workflow, plan, run).instrument(span);
+            if let Err(e) = work.await {
                 tracing::warn!(run_id = id, "workflow run: {e:#}");
             }
         }
@@ -220,37 +254,36 @@ pub async fn drain(state: &AppState) -> anyhow::Result<usize> {
     }
 }
 
-/// The worker `serve` starts: a pass whenever woken, else every 500 ms.
+/// The worker `serve` starts: `LANES` loops, each a pass whenever woken,
+/// else every 500 ms. Several lanes keep runs working while another lane
+/// waits for its batch's slowest run, so the run writer always has a
+/// crowd of writes to commit together.
 pub fn start(state: &AppState) {
-    let state = state.clone();
-    tokio::spawn(async move {
-        let wake = state.ext::<RunQueue>().wake.clone();
-        loop {
-            match run_due(&state, CLAIM_BATCH).await {
-                Ok(n) if n > 0 => continue,
-                Ok(_) => {}
-                Err(e) => tracing::warn!("workflow runs: {e:#}"),
+    for _ in 0..LANES {
+        let state = state.clone();
+        tokio::spawn(async move {
+            let wake = state.ext::<RunQueue>().wake.clone();
+            loop {
+                match run_due(&state, CLAIM_BATCH).await {
+                    Ok(n) if n > 0 => continue,
+                    Ok(_) => {}
+                    Err(e) => tracing::warn!("workflow runs: {e:#}"),
+                }
+                let _ = tokio::time::timeout(Duration::from_millis(500), wake.notified()).await;
             }
-            let _ = tokio::time::timeout(Duration::from_millis(500), wake.notified()).await;
-        }
-    });
+        });
+    }
 }
 
 /// Executes a claimed run from its checkpoint to its end, a retry's wait,
 /// or a lost lease.
-async fn execute(state: &AppState, owner: &str, mut run: Claimed) -> anyhow::Result<()> {
-    let span = tracing::info_span!(
-        "workflow_run",
-        run_id = run.id,
-        workflow_id = run.workflow_id
-    );
-    let _enter = span.enter();
-    let mut conn = state.db.pool.acquire().await?;
-    let Some(workflow) = store::get(&mut conn, run.account_id, run.workflow_id).await? else {
-        return Ok(()); // deleted: its runs went with it
-    };
-    drop(conn);
-    let plan = plan_of(state, run.account_id).await?;
+async fn execute(
+    state: &AppState,
+    owner: &Arc<str>,
+    workflow: &WorkflowRow,
+    plan: Plan,
+    mut run: Claimed,
+) -> anyhow::Result<()> {
     let actor = Actor {
         account_id: run.account_id,
         plan,
@@ -258,7 +291,7 @@ async fn execute(state: &AppState, owner: &str, mut run: Claimed) -> anyhow::Res
     let (max_domains, max_runtime) = effective_limits(&workflow.definition.execution_limits, plan);
     let cp = &mut run.checkpoint;
     if !cp.seeded {
-        seed(state, &workflow, &run.trigger_data, cp, max_domains).await?;
+        seed(state, workflow, &run.trigger_data, cp, max_domains).await?;
     }
     let trigger = run.trigger_data.clone();
     let env = RunEnv {
@@ -278,7 +311,7 @@ async fn execute(state: &AppState, owner: &str, mut run: Claimed) -> anyhow::Res
         let left = run.started_at + runtime_ms - now;
         if left <= 0 {
             let msg = format!("Run stopped: it ran past max_runtime_seconds ({max_runtime})");
-            return finish(state, owner, &workflow, &mut run, Some(msg)).await;
+            return finish(state, owner, workflow, &mut run, Some(msg)).await;
         }
         let started = now;
         let clock_start = std::time::Instant::now();
@@ -293,7 +326,7 @@ async fn execute(state: &AppState, owner: &str, mut run: Claimed) -> anyhow::Res
             Ok(outcome) => outcome,
             Err(_) => {
                 let msg = format!("Run stopped: it ran past max_runtime_seconds ({max_runtime})");
-                return finish(state, owner, &workflow, &mut run, Some(msg)).await;
+                return finish(state, owner, workflow, &mut run, Some(msg)).await;
             }
         };
         let input_count = run.checkpoint.working.items.len();
@@ -338,7 +371,7 @@ async fn execute(state: &AppState, owner: &str, mut run: Claimed) -> anyhow::Res
                         "action {index} ({}) failed: {}",
                         action.action_type, f.message
                     );
-                    return finish(state, owner, &workflow, &mut run, Some(msg)).await;
+                    return finish(state, owner, workflow, &mut run, Some(msg)).await;
                 }
                 run.checkpoint.partial = true;
             }
@@ -351,7 +384,7 @@ async fn execute(state: &AppState, owner: &str, mut run: Claimed) -> anyhow::Res
             return Ok(());
         }
     }
-    finish(state, owner, &workflow, &mut run, None).await
+    finish(state, owner, workflow, &mut run, None).await
 }
 
 /// The working set of a run that starts: the items it was given, or a
@@ -428,57 +461,26 @@ fn action_event(record: &WorkflowActionRecord) -> Value {
     })
 }
 
-async fn add_event(
-    conn: &mut AnyConnection,
-    run_id: i64,
-    seq: i64,
-    name: &str,
-    data: &Value,
-) -> sqlx::Result<()> {
-    sqlx::query(
-        "INSERT INTO workflow_run_events (run_id, seq, name, data) VALUES ($1, $2, $3, $4) \
-         ON CONFLICT (run_id, seq) DO NOTHING",
-    )
-    .bind(run_id)
-    .bind(seq)
-    .bind(name)
-    .bind(data.to_string())
-    .execute(conn)
-    .await?;
-    Ok(())
-}
-
 /// Writes the checkpoint and the last action's event if this server still
 /// holds the lease; answers whether it did.
-async fn checkpoint(state: &AppState, owner: &str, run: &Claimed) -> anyhow::Result<bool> {
-    let mut tx = state.db.pool.begin().await?;
-    let done = sqlx::query(
-        "UPDATE workflow_runs SET checkpoint = $1, actions_executed = $2, domain_count = $3, \
-         lease_until = $4 WHERE id = $5 AND lease_owner = $6 AND status = 'running'",
+async fn checkpoint(state: &AppState, owner: &Arc<str>, run: &Claimed) -> anyhow::Result<bool> {
+    let event = run
+        .records
+        .last()
+        .map(|last| (run.records.len() as i64, action_event(last)));
+    run_writer::checkpoint(
+        state,
+        CheckpointWrite {
+            run_id: run.id,
+            owner: owner.clone(),
+            checkpoint: serde_json::to_string(&run.checkpoint)?,
+            records: serde_json::to_string(&run.records)?,
+            domain_count: run.checkpoint.working.items.len() as i64,
+            lease_until: state.clock.now_ms() + LEASE_MS,
+            event,
+        },
     )
-    .bind(serde_json::to_string(&run.checkpoint)?)
-    .bind(serde_json::to_string(&run.records)?)
-    .bind(run.checkpoint.working.items.len() as i64)
-    .bind(state.clock.now_ms() + LEASE_MS)
-    .bind(run.id)
-    .bind(owner)
-    .execute(&mut *tx)
-    .await?;
-    if done.rows_affected() == 0 {
-        return Ok(false);
-    }
-    if let Some(last) = run.records.last() {
-        add_event(
-            &mut tx,
-            run.id,
-            run.records.len() as i64,
-            "action",
-            &action_event(last),
-        )
-        .await?;
-    }
-    tx.commit().await?;
-    Ok(true)
+    .await
 }
 
 /// Parks the run until its retry is due.
@@ -511,7 +513,7 @@ async fn wait_for_retry(
 /// counters, and a `retry_failed` rerun of a failed first run.
 async fn finish(
     state: &AppState,
-    owner: &str,
+    owner: &Arc<str>,
     workflow: &WorkflowRow,
     run: &mut Claimed,
     error: Option<String>,
@@ -522,28 +524,10 @@ async fn finish(
         (None, false) => "success",
     };
     let now = state.clock.now_ms();
-    let mut tx = state.db.pool.begin().await?;
-    let done = sqlx::query(
-        "UPDATE workflow_runs SET status = $1, error = $2, checkpoint = $3, actions_executed = $4, \
-         domain_count = $5, finished_at = $6, lease_owner = NULL, lease_until = NULL \
-         WHERE id = $7 AND lease_owner = $8 AND status = 'running'",
-    )
-    .bind(status)
-    .bind(&error)
-    .bind(serde_json::to_string(&run.checkpoint)?)
-    .bind(serde_json::to_string(&run.records)?)
-    .bind(run.checkpoint.working.items.len() as i64)
-    .bind(now)
-    .bind(run.id)
-    .bind(owner)
-    .execute(&mut *tx)
-    .await?;
-    if done.rows_affected() == 0 {
-        return Ok(()); // another server took it over
-    }
     let records = run.records.len() as i64;
+    let mut events = Vec::new();
     if let Some(last) = run.records.last().filter(|r| r.status == "error") {
-        add_event(&mut tx, run.id, records, "action", &action_event(last)).await?;
+        events.push((records, "action", action_event(last)));
     }
     let finished = json!({
         "status": status,
@@ -551,15 +535,9 @@ async fn finish(
         "domain_count": run.checkpoint.working.items.len(),
         "finished_at": iso(now),
     });
-    add_event(&mut tx, run.id, records + 1, "run.finished", &finished).await?;
-    sqlx::query("UPDATE workflows SET run_count = run_count + 1, last_run_at = $1 WHERE id = $2")
-        .bind(now)
-        .bind(workflow.id)
-        .execute(&mut *tx)
-        .await?;
-    let rerun = status == "error" && workflow.definition.retry_failed && run.rerun_of.is_none();
-    if rerun {
-        let again = NewRun {
+    events.push((records + 1, "run.finished", finished));
+    let rerun = (status == "error" && workflow.definition.retry_failed && run.rerun_of.is_none())
+        .then(|| NewRun {
             workflow_id: workflow.id,
             account_id: run.account_id,
             trigger_event: run.trigger_event.clone(),
@@ -567,11 +545,27 @@ async fn finish(
             items: run.checkpoint.input.clone(),
             due_at: now,
             rerun_of: Some(run.id),
-        };
-        enqueue(&mut tx, &again, now).await?;
+        });
+    let held = run_writer::finish(
+        state,
+        FinishWrite {
+            run_id: run.id,
+            owner: owner.clone(),
+            workflow_id: workflow.id,
+            status,
+            error,
+            checkpoint: serde_json::to_string(&run.checkpoint)?,
+            records: serde_json::to_string(&run.records)?,
+            domain_count: run.checkpoint.working.items.len() as i64,
+            now,
+            events,
+            rerun,
+        },
+    )
+    .await?;
+    if held {
+        tracing::info!(status, "workflow run finished");
+        metrics::counter!("workflow_runs_finished_total", "status" => status).increment(1);
     }
-    tx.commit().await?;
-    tracing::info!(status, "workflow run finished");
-    metrics::counter!("workflow_runs_finished_total", "status" => status).increment(1);
     Ok(())
 }

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use sqlx::{AnyConnection, Row};
 
 use super::model::*;
+use super::run_writer;
 use super::runs::{self, NewRun};
 use super::service::{self, not_found};
 use super::store;
@@ -89,7 +90,6 @@ pub async fn incoming(
         }
     };
     let now = state.clock.now_ms();
-    let mut tx = state.db.pool.begin().await?;
     let run = NewRun {
         workflow_id: row.id,
         account_id: row.account_id,
@@ -99,9 +99,8 @@ pub async fn incoming(
         due_at: now,
         rerun_of: None,
     };
-    let run_id = runs::enqueue(&mut tx, &run, now).await?;
-    store::count_trigger(&mut tx, row.id).await?;
-    tx.commit().await?;
+    // Through the run writer: a busy webhook's runs commit together.
+    let run_id = run_writer::enqueue(state, run, now).await?;
     runs::wake(state);
     Ok(WorkflowWebhookAccepted {
         status: "accepted".to_owned(),
