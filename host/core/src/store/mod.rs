@@ -141,21 +141,22 @@ pub fn id_list(ids: &[i64]) -> String {
         .join(", ")
 }
 
-/// Locks the account row on PostgreSQL, so that counting an account's items
-/// against a plan cap and inserting one are a single step for concurrent
-/// requests on any server. SQLite needs nothing: its transactions are
-/// serialised by their first write.
+/// Locks the account row, so that counting an account's items against a
+/// plan cap and inserting one are a single step for concurrent requests on
+/// any server. PostgreSQL locks the row; on SQLite a no-op write takes the
+/// database's write lock at once: a transaction that read first and wrote
+/// later would fail (`SQLITE_BUSY_SNAPSHOT`) whenever another connection
+/// committed in between, where one that starts with its write waits.
 pub async fn lock_account(
     conn: &mut sqlx::AnyConnection,
     backend: Backend,
     account_id: i64,
 ) -> sqlx::Result<()> {
-    if backend == Backend::Postgres {
-        sqlx::query("SELECT id FROM accounts WHERE id = $1 FOR UPDATE")
-            .bind(account_id)
-            .fetch_optional(conn)
-            .await?;
-    }
+    let sql = match backend {
+        Backend::Postgres => "SELECT id FROM accounts WHERE id = $1 FOR UPDATE",
+        Backend::Sqlite => "UPDATE accounts SET plan = plan WHERE id = $1",
+    };
+    sqlx::query(sql).bind(account_id).execute(conn).await?;
     Ok(())
 }
 
