@@ -200,6 +200,13 @@ async fn check(
         }
     }
     check_cycles(conn, caller.account_id, own_id, &d.actions).await?;
+    // A connection deleted since is refused here as a target is; runs of
+    // the stored definition cope with it (connections::apply).
+    for id in definition::connection_ids(&d.actions) {
+        if !crate::connections::store::exists(conn, caller.account_id, id).await? {
+            return Err(crate::connections::service::not_found());
+        }
+    }
     let next_due_at = if d.trigger_type == "schedule" {
         next_due(d, state.clock.now_ms())
     } else {
