@@ -229,6 +229,19 @@ fn open_headers(state: &AppState, row: &ConnectionRow) -> anyhow::Result<BTreeMa
         .collect()
 }
 
+/// Commits a write and answers the connection as it now stands.
+async fn commit_view(
+    mut tx: sqlx::Transaction<'static, sqlx::Any>,
+    account_id: i64,
+    id: i64,
+) -> ApiResult<SavedConnection> {
+    let row = store::get(&mut tx, account_id, id)
+        .await?
+        .ok_or_else(not_found)?;
+    tx.commit().await?;
+    Ok(view(&row))
+}
+
 pub async fn list(state: &AppState, caller: &Caller) -> ApiResult<SavedConnectionList> {
     gate(caller)?;
     let rows = store::list(&state.db, caller.account_id).await?;
@@ -293,11 +306,7 @@ pub async fn create(
     )
     .await?;
     store::set_headers(&mut tx, id, &seal(state, id, &headers)).await?;
-    let row = store::get(&mut tx, caller.account_id, id)
-        .await?
-        .ok_or_else(not_found)?;
-    tx.commit().await?;
-    Ok(view(&row))
+    commit_view(tx, caller.account_id, id).await
 }
 
 pub async fn update(
@@ -347,11 +356,7 @@ pub async fn update(
     };
     store::update(&mut tx, caller.account_id, id, &fields, now).await?;
     store::set_headers(&mut tx, id, &seal(state, id, &headers)).await?;
-    let row = store::get(&mut tx, caller.account_id, id)
-        .await?
-        .ok_or_else(not_found)?;
-    tx.commit().await?;
-    Ok(view(&row))
+    commit_view(tx, caller.account_id, id).await
 }
 
 /// Workflows naming the connection keep running: an action with an

@@ -21,7 +21,7 @@
 //! came from it (redacted in records whatever their names) and the one
 //! origin they may reach.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -30,6 +30,10 @@ use outreach_ssrf::{
     ClientOptions, GuardError, GuardPolicy, GuardedClient, GuardedRequest, Method, Url,
 };
 use serde_json::{Map, Value, json};
+
+// What run records show of the headers (`redact.rs`).
+mod redact;
+pub use redact::*;
 
 /// The methods the action may use (spec/3).
 pub const METHODS: [&str; 5] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
@@ -54,9 +58,6 @@ pub const MAX_REQUEST_BYTES: usize = 1024 * 1024;
 /// How much of an error response's body [`HttpFailure::Status`] keeps, in
 /// characters: enough to show the receiver's message in a run record.
 const EXCERPT_CHARS: usize = 200;
-
-/// The text that replaces a secret header's value in stored run records.
-pub const REDACTED: &str = "[redacted]";
 
 /// The config keys, in the order the schema lists them.
 const FIELDS: [&str; 9] = [
@@ -98,18 +99,6 @@ pub struct HttpRequestConfig {
     pub per_domain: bool,
     /// Set once a saved connection's base URL and headers are merged in.
     pub connection: Option<MergedConnection>,
-}
-
-/// What a saved connection added to a request.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct MergedConnection {
-    /// Lower-case names of the headers whose values the connection supplied
-    /// (the action's own did not replace them). They are secrets sealed at
-    /// rest, so records redact them whatever their names.
-    pub sealed_headers: BTreeSet<String>,
-    /// The connection's origin (`https://api.example.com`): the only one
-    /// its headers may reach, redirects included.
-    pub origin: String,
 }
 
 /// Header values can be credentials, and configs end up in logs through
@@ -250,32 +239,6 @@ impl HttpRequestConfig {
             per_domain: flag("per_domain")?,
             connection: None,
         })
-    }
-
-    /// The headers as a run record keeps them: credential-named ones and
-    /// every one a saved connection supplied show `[redacted]`.
-    pub fn recorded_headers(&self) -> BTreeMap<String, String> {
-        redact_where(&self.headers, |name| {
-            self.connection
-                .as_ref()
-                .is_some_and(|c| c.sealed_headers.contains(&name.to_ascii_lowercase()))
-        })
-    }
-
-    /// `text` (an error for the run record) without the values of the
-    /// connection's headers: a receiver may echo them in an error body.
-    pub fn scrub(&self, text: &str) -> String {
-        let Some(c) = &self.connection else {
-            return text.to_owned();
-        };
-        let mut out = text.to_owned();
-        for (name, value) in &self.headers {
-            // Very short values would blank out ordinary words.
-            if c.sealed_headers.contains(&name.to_ascii_lowercase()) && value.len() >= 4 {
-                out = out.replace(value.as_str(), REDACTED);
-            }
-        }
-        out
     }
 }
 
@@ -606,57 +569,6 @@ fn excerpt(bytes: &[u8]) -> String {
         out.push('…');
     }
     out
-}
-
-/// Whether a header's value is a credential, judged by its name.
-fn is_secret_header(name: &str) -> bool {
-    const EXACT: [&str; 5] = [
-        "authorization",
-        "proxy-authorization",
-        "cookie",
-        "set-cookie",
-        "x-api-key",
-    ];
-    // Names vendors give their keys vary (X-Auth-Token, Api-Key,
-    // X-Client-Secret, X-Session-Cookie); any of these words marks one.
-    const WORDS: [&str; 8] = [
-        "token",
-        "secret",
-        "key",
-        "password",
-        "passwd",
-        "auth",
-        "cookie",
-        "credential",
-    ];
-    let name = name.to_ascii_lowercase();
-    EXACT.contains(&name.as_str()) || WORDS.iter().any(|w| name.contains(w))
-}
-
-/// The headers to store in a run record: the values of credential headers
-/// (Authorization, Proxy-Authorization, Cookie, X-Api-Key, and any name
-/// containing token, secret, key, password, auth, cookie or credential,
-/// case-insensitively) become `[redacted]`; names are kept.
-pub fn redact_headers(headers: &BTreeMap<String, String>) -> BTreeMap<String, String> {
-    redact_where(headers, |_| false)
-}
-
-/// [`redact_headers`], also redacting the names `sealed` says.
-fn redact_where(
-    headers: &BTreeMap<String, String>,
-    sealed: impl Fn(&str) -> bool,
-) -> BTreeMap<String, String> {
-    headers
-        .iter()
-        .map(|(name, value)| {
-            let value = if sealed(name) || is_secret_header(name) {
-                REDACTED.to_owned()
-            } else {
-                value.clone()
-            };
-            (name.clone(), value)
-        })
-        .collect()
 }
 
 /// The value at a dot-path in `body` (`data.items.0.domain`). A segment
