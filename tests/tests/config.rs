@@ -33,6 +33,7 @@ fn print_default_is_valid_toml_with_every_setting() {
         "rdap_bootstrap_url",
         "domain_classifier",
         "domain_refresh_age_days",
+        "workflow_run_retention_days",
     ] {
         assert!(parsed.contains_key(key), "{key} missing from print-default");
     }

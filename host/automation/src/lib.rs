@@ -3,16 +3,18 @@
 //! "Templates").
 //!
 //! Each spec area is one module folder here with `routes.rs`, `service.rs`,
-//! `store.rs` and `tests.rs`: `webhooks/` and `workflows/` now;
-//! `templates/` and `marketplace/` as their issues land.
+//! `store.rs` and `tests.rs`: `webhooks/`, `workflows/` and `connections/`
+//! (the saved connections `http_request` actions name) now; `templates/`
+//! and `marketplace/` as their issues land.
 
 use outreach_core::Area;
 use utoipa_axum::router::OpenApiRouter;
 
+pub mod connections;
 pub mod webhooks;
 pub mod workflows;
 
-/// The automation areas: webhook and workflow routes, the deliverer and
+/// The automation areas: webhook, workflow and connection routes, the deliverer and
 /// the workflow services, the fan-out, delivery, run and schedule workers.
 pub const AREA: Area = Area {
     name: "automation",
@@ -20,6 +22,7 @@ pub const AREA: Area = Area {
         OpenApiRouter::new()
             .merge(webhooks::routes::router())
             .merge(workflows::routes::router())
+            .merge(connections::routes::router())
     },
     public: workflows::routes::public_router,
     extend: |state, ext| {

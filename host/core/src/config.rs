@@ -79,6 +79,9 @@ pub struct Config {
     /// Calls a workflow's incoming webhook token accepts per minute, across
     /// servers (spec/3: 30).
     pub workflow_webhook_calls_per_minute: u32,
+    /// Days a finished workflow run (with its stream events) is kept; the
+    /// hourly housekeeping deletes older ones (spec/3: 90 by default).
+    pub workflow_run_retention_days: u32,
     /// `authserv-id`s of receiving servers whose `Authentication-Results`
     /// headers the inbox trusts for its spoofing check; replies without one
     /// are checked by the inbox itself (DKIM, SPF).
@@ -159,6 +162,7 @@ impl Default for Config {
             sender_connections_per_account: 4,
             inbox_poll_interval_secs: 60,
             workflow_webhook_calls_per_minute: 30,
+            workflow_run_retention_days: 90,
             inbox_trusted_authserv_ids: Vec::new(),
             crawler_base_url_overrides: Default::default(),
             rdap_bootstrap_url: "https://data.iana.org/rdap/".into(),
@@ -322,6 +326,9 @@ impl Config {
             self.workflow_webhook_calls_per_minute =
                 parse("OUTREACH_WORKFLOW_WEBHOOK_CALLS_PER_MINUTE", v)?;
         }
+        if let Some(v) = get("OUTREACH_WORKFLOW_RUN_RETENTION_DAYS") {
+            self.workflow_run_retention_days = parse("OUTREACH_WORKFLOW_RUN_RETENTION_DAYS", v)?;
+        }
         if let Some(v) = get("OUTREACH_INBOX_TRUSTED_AUTHSERV_IDS") {
             self.inbox_trusted_authserv_ids = list(v);
         }
@@ -396,6 +403,10 @@ impl Config {
         anyhow::ensure!(
             self.workflow_webhook_calls_per_minute >= 1,
             "workflow_webhook_calls_per_minute must be at least 1"
+        );
+        anyhow::ensure!(
+            (1..=3650).contains(&self.workflow_run_retention_days),
+            "workflow_run_retention_days must be 1-3650"
         );
         anyhow::ensure!(
             (1..=3650).contains(&self.domain_refresh_age_days),
@@ -589,6 +600,11 @@ inbox_poll_interval_secs = 60
 # OUTREACH_WORKFLOW_WEBHOOK_CALLS_PER_MINUTE.
 workflow_webhook_calls_per_minute = 30
 
+# Days a finished workflow run is kept, with its stream events, 1-3650
+# (spec/3: 90). One server an hour deletes older runs. Environment:
+# OUTREACH_WORKFLOW_RUN_RETENTION_DAYS.
+workflow_run_retention_days = 90
+
 # authserv-ids (the first word of an Authentication-Results header) of the
 # receiving mail servers whose SPF, DKIM and DMARC verdicts the inbox trusts
 # when it checks replies for spoofing, for example ["mx.google.com"]. Replies
@@ -738,6 +754,23 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("dns_nameservers"), "{err}");
+    }
+
+    #[test]
+    fn workflow_run_retention_comes_from_the_file_or_the_environment() {
+        assert_eq!(Config::default().workflow_run_retention_days, 90);
+        let mut config: Config = toml::from_str("workflow_run_retention_days = 30").unwrap();
+        config.apply_env(|_| None).unwrap();
+        assert_eq!(config.workflow_run_retention_days, 30);
+        config
+            .apply_env(|k| (k == "OUTREACH_WORKFLOW_RUN_RETENTION_DAYS").then(|| "7".to_string()))
+            .unwrap();
+        assert_eq!(config.workflow_run_retention_days, 7);
+        let err = config
+            .apply_env(|k| (k == "OUTREACH_WORKFLOW_RUN_RETENTION_DAYS").then(|| "0".to_string()))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("workflow_run_retention_days"), "{err}");
     }
 
     #[test]

@@ -173,8 +173,9 @@ async fn shutdown_signal() {
 /// older than 48 hours, daily ones older than 400 days, ended limit
 /// windows, dispatched outbox events after 7 days and finished webhook
 /// deliveries after 30. Each statement is idempotent and batched, so several servers on
-/// one database may run it without coordination. Runs a minute after start,
-/// then hourly.
+/// one database may run it without coordination; finished workflow runs
+/// past `workflow_run_retention_days` are deleted by one server a turn (a
+/// settings row decides which). Runs a minute after start, then hourly.
 async fn housekeeping(state: AppState) {
     tokio::time::sleep(std::time::Duration::from_secs(60)).await;
     let mut every = tokio::time::interval(std::time::Duration::from_secs(3600));
@@ -191,6 +192,7 @@ async fn housekeeping(state: AppState) {
                 limit_windows = p.usage.limit_windows,
                 outbox_events = p.webhooks.outbox_events,
                 webhook_deliveries = p.webhooks.deliveries,
+                workflow_runs = p.workflow_runs,
                 "pruned expired rows"
             ),
             Err(e) => tracing::error!(error = %e, "pruning failed"),
@@ -205,6 +207,8 @@ pub struct Pruned {
     pub reset_tokens: u64,
     pub usage: outreach_core::usage::housekeeping::Pruned,
     pub webhooks: outreach_automation::webhooks::housekeeping::Pruned,
+    /// 0 when another server had this turn.
+    pub workflow_runs: u64,
 }
 
 /// One pass of [`housekeeping`].
@@ -216,10 +220,14 @@ pub async fn prune(state: &AppState) -> anyhow::Result<Pruned> {
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let usage = outreach_core::usage::housekeeping::prune(state).await?;
     let webhooks = outreach_automation::webhooks::housekeeping::prune(state).await?;
+    let workflow_runs = outreach_automation::workflows::retention::prune_if_due(state)
+        .await?
+        .unwrap_or(0);
     Ok(Pruned {
         vendor_cache,
         reset_tokens,
         usage,
         webhooks,
+        workflow_runs,
     })
 }

@@ -328,23 +328,33 @@ pub fn parse_when(when: &Value) -> Result<Vec<WorkflowCondition>, serde_json::Er
     }
 }
 
-/// The `workflow_id` of every action of the given types, nested ones
+/// The id at `key` of every action of the given types, nested ones
 /// included.
-fn workflow_refs(actions: &[WorkflowAction], types: &[&str]) -> Vec<i64> {
+fn id_refs(actions: &[WorkflowAction], types: &[&str], key: &str) -> Vec<i64> {
     let mut out = Vec::new();
     for action in actions {
         if types.contains(&action.action_type.as_str())
-            && let Some(id) = action.config["workflow_id"].as_i64()
+            && let Some(id) = action.config[key].as_i64()
         {
             out.push(id);
         }
         for (_, nested) in nested_lists(action) {
             if let Ok(list) = serde_json::from_value::<Vec<WorkflowAction>>(nested.clone()) {
-                out.extend(workflow_refs(&list, types));
+                out.extend(id_refs(&list, types, key));
             }
         }
     }
     out
+}
+
+fn workflow_refs(actions: &[WorkflowAction], types: &[&str]) -> Vec<i64> {
+    id_refs(actions, types, "workflow_id")
+}
+
+/// Every saved connection `http_request` actions name, for the ownership
+/// check.
+pub fn connection_ids(actions: &[WorkflowAction]) -> Vec<i64> {
+    id_refs(actions, &["http_request"], "connection_id")
 }
 
 /// Every `sub_workflow` id (the inlining the cycle check walks).

@@ -14,6 +14,12 @@
 //! addresses they resolve to (the ones connected to), and each redirect hop
 //! is checked again. A refusal is [`HttpFailure::Blocked`], whose text is
 //! the spec's `Blocked by SSRF guard`, and no connection is made.
+//!
+//! A config may name a saved connection (`connection_id`); the engine
+//! merges its base URL and headers in (`crate::connections::apply`) before
+//! sending, and [`HttpRequestConfig::connection`] then says which headers
+//! came from it (redacted in records whatever their names) and the one
+//! origin they may reach.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -24,6 +30,10 @@ use outreach_ssrf::{
     ClientOptions, GuardError, GuardPolicy, GuardedClient, GuardedRequest, Method, Url,
 };
 use serde_json::{Map, Value, json};
+
+// What run records show of the headers (`redact.rs`).
+mod redact;
+pub use redact::*;
 
 /// The methods the action may use (spec/3).
 pub const METHODS: [&str; 5] = ["GET", "POST", "PUT", "PATCH", "DELETE"];
@@ -49,13 +59,11 @@ pub const MAX_REQUEST_BYTES: usize = 1024 * 1024;
 /// characters: enough to show the receiver's message in a run record.
 const EXCERPT_CHARS: usize = 200;
 
-/// The text that replaces a secret header's value in stored run records.
-pub const REDACTED: &str = "[redacted]";
-
 /// The config keys, in the order the schema lists them.
-const FIELDS: [&str; 8] = [
+const FIELDS: [&str; 9] = [
     "method",
     "url",
+    "connection_id",
     "headers",
     "body",
     "timeout_seconds",
@@ -69,7 +77,11 @@ const FIELDS: [&str; 8] = [
 pub struct HttpRequestConfig {
     /// One of [`METHODS`]; GET when the config names none.
     pub method: String,
+    /// Absolute, or (with `connection_id`) relative to the connection's
+    /// base URL, or empty for the base URL itself.
     pub url: String,
+    /// The saved connection the config names.
+    pub connection_id: Option<i64>,
     pub headers: BTreeMap<String, String>,
     /// The JSON body, sent for POST, PUT and PATCH only (spec/3); a body
     /// left in the config of a GET or DELETE is ignored, so switching the
@@ -85,6 +97,8 @@ pub struct HttpRequestConfig {
     /// Whether the caller sends the request once per domain of the working
     /// set (templated per domain) instead of once per run.
     pub per_domain: bool,
+    /// Set once a saved connection's base URL and headers are merged in.
+    pub connection: Option<MergedConnection>,
 }
 
 /// Header values can be credentials, and configs end up in logs through
@@ -94,7 +108,8 @@ impl fmt::Debug for HttpRequestConfig {
         f.debug_struct("HttpRequestConfig")
             .field("method", &self.method)
             .field("url", &self.url)
-            .field("headers", &redact_headers(&self.headers))
+            .field("connection_id", &self.connection_id)
+            .field("headers", &self.recorded_headers())
             .field("body", &self.body.as_ref().map(|_| "..."))
             .field("timeout_seconds", &self.timeout_seconds)
             .field("capture_field", &self.capture_field)
@@ -134,9 +149,30 @@ impl HttpRequestConfig {
             }
         };
 
-        let url = match present("url") {
-            Some(Value::String(u)) if !u.trim().is_empty() => u.clone(),
-            _ => return Err("config.url: is required and must be a non-empty string".to_owned()),
+        let connection_id = match present("connection_id") {
+            None => None,
+            Some(id) => match id.as_i64() {
+                Some(id) if id >= 1 => Some(id),
+                _ => {
+                    return Err(
+                        "config.connection_id: must be the id of a saved connection".to_owned()
+                    );
+                }
+            },
+        };
+
+        // With a connection the URL may be relative to its base URL, or
+        // left out for the base URL itself.
+        let url = match (present("url"), connection_id) {
+            (Some(Value::String(u)), _) if !u.trim().is_empty() => u.clone(),
+            (None, Some(_)) => String::new(),
+            (Some(Value::String(_)), Some(_)) => String::new(),
+            _ => {
+                return Err(
+                    "config.url: is required and must be a non-empty string (or name a connection_id)"
+                        .to_owned(),
+                );
+            }
         };
 
         let mut headers = BTreeMap::new();
@@ -147,7 +183,7 @@ impl HttpRequestConfig {
                     let Value::String(value) = value else {
                         return Err(format!("config.headers.{name}: must be a string"));
                     };
-                    check_header(name, value)?;
+                    check_header(name, value, "config.headers")?;
                     headers.insert(name.clone(), value.clone());
                 }
             }
@@ -194,30 +230,29 @@ impl HttpRequestConfig {
         Ok(HttpRequestConfig {
             method,
             url,
+            connection_id,
             headers,
             body,
             timeout_seconds,
             capture_field,
             iterate_into_domains: flag("iterate_into_domains")?,
             per_domain: flag("per_domain")?,
+            connection: None,
         })
     }
 }
 
 /// A header name must be an HTTP token and a value must not hold line
 /// breaks or NUL. Values may still hold `{{placeholders}}`, which are valid
-/// text; what templating puts there is checked again when sending.
-fn check_header(name: &str, value: &str) -> Result<(), String> {
+/// text; what templating puts there is checked again when sending. `at`
+/// names the headers object in the error ("config.headers").
+pub(crate) fn check_header(name: &str, value: &str, at: &str) -> Result<(), String> {
     let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
     if name.is_empty() || !name.chars().all(token) {
-        return Err(format!(
-            "config.headers: {name:?} is not a valid header name"
-        ));
+        return Err(format!("{at}: {name:?} is not a valid header name"));
     }
     if value.chars().any(|c| matches!(c, '\r' | '\n' | '\0')) {
-        return Err(format!(
-            "config.headers.{name}: must not contain line breaks"
-        ));
+        return Err(format!("{at}.{name}: must not contain line breaks"));
     }
     Ok(())
 }
@@ -239,8 +274,12 @@ pub fn config_schema() -> Value {
             },
             "url": {
                 "type": "string",
-                "minLength": 1,
-                "description": "http or https URL; templated ({{variable}}, {{ai_memory_recall:KEY}})."
+                "description": "http or https URL; templated ({{variable}}, {{ai_memory_recall:KEY}}). With connection_id, a path relative to the connection's base URL (or empty for the base URL); an absolute URL must have the connection's origin."
+            },
+            "connection_id": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "A saved connection (GET /v1/connections): its base URL and headers merge under the action's own, the action's headers winning."
             },
             "headers": {
                 "type": "object",
@@ -272,7 +311,9 @@ pub fn config_schema() -> Value {
                 "description": "Send the request once per domain of the working set."
             }
         },
-        "required": ["url"],
+        // A URL is required unless a connection gives the base URL.
+        "if": {"not": {"required": ["connection_id"]}},
+        "then": {"required": ["url"], "properties": {"url": {"minLength": 1}}},
         "additionalProperties": false
     })
 }
@@ -314,6 +355,9 @@ pub enum HttpFailure {
     /// made invalid, an unsupported method, a body over
     /// [`MAX_REQUEST_BYTES`].
     InvalidRequest(String),
+    /// A redirect to another origin than the saved connection's, which
+    /// would carry the connection's headers there.
+    CrossOriginRedirect(String),
 }
 
 impl fmt::Display for HttpFailure {
@@ -337,6 +381,7 @@ impl fmt::Display for HttpFailure {
             HttpFailure::Transport(message) => f.write_str(message),
             HttpFailure::InvalidUrl(message) => write!(f, "Invalid URL: {message}"),
             HttpFailure::InvalidRequest(message) => write!(f, "Invalid request: {message}"),
+            HttpFailure::CrossOriginRedirect(message) => f.write_str(message),
         }
     }
 }
@@ -357,7 +402,8 @@ impl HttpFailure {
             HttpFailure::Blocked
             | HttpFailure::TooLarge(_)
             | HttpFailure::InvalidUrl(_)
-            | HttpFailure::InvalidRequest(_) => false,
+            | HttpFailure::InvalidRequest(_)
+            | HttpFailure::CrossOriginRedirect(_) => false,
         }
     }
 }
@@ -432,15 +478,30 @@ impl HttpActionClient {
         let timeout_seconds = config.timeout_seconds.clamp(1, MAX_TIMEOUT_SECONDS);
         request.timeout = Some(Duration::from_secs(timeout_seconds));
 
-        let response = self.client.send(request).await.map_err(|e| {
-            let failure = failure_from(e.clone(), timeout_seconds);
-            if failure == HttpFailure::Blocked {
-                // The record says only what the spec quotes; the operator
-                // sees which address it was.
-                tracing::info!(url = %config.url, reason = %e, "http_request action blocked");
-            }
-            failure
-        })?;
+        // A connection's headers are for its origin only: the guard drops
+        // Authorization and Cookie on a redirect elsewhere, but not an
+        // X-Api-Key, so such a redirect is refused instead.
+        let pinned = config.connection.as_ref().map(|c| c.origin.clone());
+        let hop_check = move |url: &Url| match &pinned {
+            Some(origin) if url.origin().ascii_serialization() != *origin => Err(format!(
+                "Redirect to {} refused: the saved connection's headers are sent only to {origin}",
+                url.origin().ascii_serialization()
+            )),
+            _ => Ok(()),
+        };
+        let response = self
+            .client
+            .send_with(request, &hop_check)
+            .await
+            .map_err(|e| {
+                let failure = failure_from(e.clone(), timeout_seconds);
+                if failure == HttpFailure::Blocked {
+                    // The record says only what the spec quotes; the operator
+                    // sees which address it was.
+                    tracing::info!(url = %config.url, reason = %e, "http_request action blocked");
+                }
+                failure
+            })?;
         let elapsed_ms = started.elapsed().as_millis() as u64;
 
         if !(200..300).contains(&response.status) {
@@ -467,9 +528,9 @@ impl HttpActionClient {
 /// than a silent `Transport`.
 fn failure_from(error: GuardError, timeout_seconds: u64) -> HttpFailure {
     match error {
-        // NotAllowed comes from a per-hop check this client does not use;
-        // if one is ever added it is a refusal like the guard's.
-        GuardError::Blocked(_) | GuardError::NotAllowed(_) => HttpFailure::Blocked,
+        GuardError::Blocked(_) => HttpFailure::Blocked,
+        // The only per-hop check is the saved connection's origin.
+        GuardError::NotAllowed(message) => HttpFailure::CrossOriginRedirect(message),
         GuardError::Timeout => HttpFailure::Timeout(timeout_seconds),
         GuardError::ResponseTooLarge { limit } => HttpFailure::TooLarge(limit),
         GuardError::InvalidUrl(message) => HttpFailure::InvalidUrl(message),
@@ -508,49 +569,6 @@ fn excerpt(bytes: &[u8]) -> String {
         out.push('…');
     }
     out
-}
-
-/// Whether a header's value is a credential, judged by its name.
-fn is_secret_header(name: &str) -> bool {
-    const EXACT: [&str; 5] = [
-        "authorization",
-        "proxy-authorization",
-        "cookie",
-        "set-cookie",
-        "x-api-key",
-    ];
-    // Names vendors give their keys vary (X-Auth-Token, Api-Key,
-    // X-Client-Secret, X-Session-Cookie); any of these words marks one.
-    const WORDS: [&str; 8] = [
-        "token",
-        "secret",
-        "key",
-        "password",
-        "passwd",
-        "auth",
-        "cookie",
-        "credential",
-    ];
-    let name = name.to_ascii_lowercase();
-    EXACT.contains(&name.as_str()) || WORDS.iter().any(|w| name.contains(w))
-}
-
-/// The headers to store in a run record: the values of credential headers
-/// (Authorization, Proxy-Authorization, Cookie, X-Api-Key, and any name
-/// containing token, secret, key, password, auth, cookie or credential,
-/// case-insensitively) become `[redacted]`; names are kept.
-pub fn redact_headers(headers: &BTreeMap<String, String>) -> BTreeMap<String, String> {
-    headers
-        .iter()
-        .map(|(name, value)| {
-            let value = if is_secret_header(name) {
-                REDACTED.to_owned()
-            } else {
-                value.clone()
-            };
-            (name.clone(), value)
-        })
-        .collect()
 }
 
 /// The value at a dot-path in `body` (`data.items.0.domain`). A segment

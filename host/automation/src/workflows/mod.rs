@@ -11,8 +11,11 @@
 //!   `run_records.rs`; `engine/`: one action (templating, conditions, the types);
 //!   `http_action.rs`: the `http_request` call; `memory.rs`:
 //!   `cross_run_memory`; `dry_run.rs`: `POST .../test`.
+//! - `analytics.rs`: `GET /v1/workflows/analytics`; `retention.rs`: the
+//!   hourly pruning of old runs.
 
 pub mod action_types;
+pub mod analytics;
 pub mod cron;
 pub mod definition;
 pub mod dry_run;
@@ -20,6 +23,7 @@ pub mod engine;
 pub mod http_action;
 pub mod memory;
 pub mod model;
+pub mod retention;
 pub mod routes;
 pub mod run_records;
 pub mod run_writer;
@@ -28,8 +32,9 @@ pub mod service;
 pub mod store;
 pub mod triggers;
 
+// The connections' tests reuse the helpers and the receiver.
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use outreach_core::state::{AppState, Extensions};
 

@@ -278,3 +278,65 @@ pub struct WorkflowTestFindings {
     pub sample_filtered: Vec<Value>,
     pub actions_that_would_execute: Vec<WorkflowAction>,
 }
+
+/// `GET /v1/workflows/analytics`: the account's finished runs created in
+/// the last `days` UTC calendar days, today included.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct WorkflowAnalytics {
+    /// The window asked for (ours).
+    pub days: i64,
+    /// Midnight UTC of the window's first day (ours).
+    pub since: String,
+    /// The account's workflows now, whatever the window.
+    pub total_workflows: i64,
+    pub active_workflows: i64,
+    /// Finished runs (success, error, partial); queued and running ones
+    /// are not counted anywhere.
+    pub total_runs: i64,
+    pub runs_by_status: WorkflowRunsByStatus,
+    /// One entry per day of the window, oldest first, 0 on a day without
+    /// runs; `date` is YYYY-MM-DD (UTC) of the run's creation.
+    pub runs_by_day: Vec<WorkflowRunsOnDay>,
+    /// The five workflows with the most runs in the window (ties: lower id
+    /// first); workflows without runs are left out.
+    pub top_workflows: Vec<WorkflowRunLeader>,
+    /// By action type, over the top-level entries of the runs'
+    /// `actions_executed`.
+    #[schema(value_type = Object)]
+    pub action_success_rates: std::collections::BTreeMap<String, WorkflowActionRate>,
+    /// Mean of finished_at - started_at, 2 decimals; 0 without runs.
+    pub avg_duration_seconds: f64,
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct WorkflowRunsByStatus {
+    pub success: i64,
+    pub error: i64,
+    pub partial: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct WorkflowRunsOnDay {
+    pub date: String,
+    pub count: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct WorkflowRunLeader {
+    pub id: i64,
+    pub name: String,
+    pub runs: i64,
+    pub is_active: bool,
+}
+
+/// One action type's outcomes: `total` is success + error (an action a
+/// run skipped did not run).
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct WorkflowActionRate {
+    pub total: i64,
+    pub success: i64,
+    pub error: i64,
+    /// success / total x 100, 1 decimal (rounded half up); 0 when total
+    /// is 0.
+    pub success_rate: f64,
+}

@@ -1,6 +1,6 @@
-//! Handlers of spec/3 "Workflows" (all but approvals, budgets, saved
-//! connections and analytics), plus the run detail and the action-type
-//! catalogue beyond the spec.
+//! Handlers of spec/3 "Workflows" (all but approvals, budgets and saved
+//! connections, which are `crate::connections`), plus the run detail and
+//! the action-type catalogue beyond the spec.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -17,7 +17,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::model::*;
-use super::{dry_run, run_records, service, triggers};
+use super::{analytics as figures, dry_run, run_records, service, triggers};
 use outreach_core::error::{ApiError, ApiResult, ErrorBody};
 use outreach_core::http::auth::Caller;
 use outreach_core::http::extract::{Json, Path, Query};
@@ -27,6 +27,9 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list, create))
         .routes(routes!(action_types))
+        // A static segment outranks `{id}` in axum's router whatever the
+        // order, so `analytics` is never read as a workflow id.
+        .routes(routes!(analytics))
         .routes(routes!(get, update, delete))
         .routes(routes!(test))
         .routes(routes!(execute))
@@ -88,6 +91,28 @@ async fn action_types(
     caller.require(outreach_core::accounts::Plan::Starter)?;
     let catalog = state.ext::<super::action_types::ActionCatalog>();
     Ok(Json(catalog.list(&state.plugins)))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct AnalyticsQuery {
+    /// 1-90, default 30: UTC calendar days, today included.
+    pub days: Option<i64>,
+}
+
+/// Figures over the account's finished runs of the last `days` days.
+#[utoipa::path(get, path = "/v1/workflows/analytics", tag = "workflows",
+    operation_id = "workflow_analytics", security(("api_key" = [])), params(AnalyticsQuery),
+    responses(
+        (status = 200, description = "Analytics", body = WorkflowAnalytics),
+        (status = 400, description = "days not an integer from 1 to 90", body = ErrorBody),
+        (status = 403, description = "Starter+ only", body = ErrorBody),
+    ))]
+async fn analytics(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(q): Query<AnalyticsQuery>,
+) -> ApiResult<Json<WorkflowAnalytics>> {
+    Ok(Json(figures::analytics(&state, &caller, q.days).await?))
 }
 
 #[utoipa::path(get, path = "/v1/workflows/{id}", tag = "workflows", operation_id = "get_workflow",

@@ -17,7 +17,6 @@ use outreach_core::http::auth::Caller;
 use outreach_core::platform::clock::iso;
 use outreach_core::ports::{Actor, SharedPoolPort, TriggerTarget};
 use outreach_core::state::AppState;
-use outreach_core::store::lock_account;
 
 /// Versions `GET .../versions` lists (spec/3 "Limits").
 pub const VERSIONS_LISTED: i64 = 50;
@@ -200,6 +199,13 @@ async fn check(
         }
     }
     check_cycles(conn, caller.account_id, own_id, &d.actions).await?;
+    // A connection deleted since is refused here as a target is; runs of
+    // the stored definition cope with it (connections::apply).
+    for id in definition::connection_ids(&d.actions) {
+        if !crate::connections::store::exists(conn, caller.account_id, id).await? {
+            return Err(crate::connections::service::not_found());
+        }
+    }
     let next_due_at = if d.trigger_type == "schedule" {
         next_due(d, state.clock.now_ms())
     } else {
@@ -290,7 +296,7 @@ pub async fn create(
     let d = merged(None, &input)?;
     let now = state.clock.now_ms();
     let mut tx = state.db.pool.begin().await?;
-    lock_account(&mut tx, state.db.backend, caller.account_id).await?;
+    store::lock_for_write(&mut tx, state.db.backend, caller.account_id).await?;
     let checked = check(state, caller, &mut tx, &d, None).await?;
     let token = (d.trigger_type == "webhook").then(new_token);
     let fields = Fields {
@@ -368,7 +374,7 @@ pub async fn update(
 ) -> ApiResult<Workflow> {
     gate(caller)?;
     let mut tx = state.db.pool.begin().await?;
-    lock_account(&mut tx, state.db.backend, caller.account_id).await?;
+    store::lock_for_write(&mut tx, state.db.backend, caller.account_id).await?;
     let row = store::get(&mut tx, caller.account_id, id)
         .await?
         .ok_or_else(not_found)?;
@@ -511,7 +517,7 @@ pub async fn rollback(
 ) -> ApiResult<Workflow> {
     gate(caller)?;
     let mut tx = state.db.pool.begin().await?;
-    lock_account(&mut tx, state.db.backend, caller.account_id).await?;
+    store::lock_for_write(&mut tx, state.db.backend, caller.account_id).await?;
     let row = store::get(&mut tx, caller.account_id, id)
         .await?
         .ok_or_else(not_found)?;

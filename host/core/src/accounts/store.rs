@@ -201,6 +201,30 @@ pub async fn setting(db: &Db, key: &str) -> sqlx::Result<Option<String>> {
         .await
 }
 
+/// Claims one turn of a periodic job shared by every server on the
+/// database: true for exactly one caller per period. The setting `key`
+/// holds the next due time (milliseconds); a caller that finds it due moves
+/// it `every_ms` past `now_ms` with a compare-and-set on the value it read,
+/// so of two servers that read the same due time only one wins. A missing
+/// setting is due (its insert is the compare-and-set).
+pub async fn claim_due(db: &Db, key: &str, now_ms: i64, every_ms: i64) -> sqlx::Result<bool> {
+    let next = (now_ms + every_ms).to_string();
+    let Some(current) = setting(db, key).await? else {
+        return claim_setting(db, key, &next).await;
+    };
+    // An unreadable value (written by hand) counts as due, and is replaced.
+    if current.parse::<i64>().is_ok_and(|due| due > now_ms) {
+        return Ok(false);
+    }
+    let done = sqlx::query("UPDATE settings SET value = $1 WHERE key = $2 AND value = $3")
+        .bind(&next)
+        .bind(key)
+        .bind(&current)
+        .execute(&db.pool)
+        .await?;
+    Ok(done.rows_affected() == 1)
+}
+
 /// Sets a setting only if absent; true when this call set it. Used to make
 /// first-start bootstrap happen once even with several processes starting.
 pub async fn claim_setting(db: &Db, key: &str, value: &str) -> sqlx::Result<bool> {

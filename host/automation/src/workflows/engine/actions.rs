@@ -10,10 +10,11 @@ use serde_json::{Value, json};
 use super::conditions::all_hold;
 use super::template::{Scope, memory_keys};
 use super::{Failure, Outcome, RunEnv, Working, run_list};
+use crate::connections::apply::ConnectionCache;
 use crate::workflows::action_types::{ActionCatalog, Source};
 use crate::workflows::definition::parse_when;
 use crate::workflows::http_action::{
-    HttpActionClient, HttpRequestConfig, capture, iterate_items, redact_headers,
+    HttpActionClient, HttpFailure, HttpRequestConfig, capture, iterate_items,
 };
 use crate::workflows::model::{WorkflowAction, WorkflowCondition};
 use crate::workflows::{memory, runs, store};
@@ -134,13 +135,15 @@ async fn http_request(
 ) -> Result<Outcome, Failure> {
     let client = env.state.ext::<HttpActionClient>();
     let per_domain = raw["per_domain"].as_bool().unwrap_or(false);
+    let mut connection = ConnectionCache::default();
     if !per_domain {
         let config = render(env, raw, working, None).await?;
         let request = HttpRequestConfig::from_config(&config).map_err(Failure::fatal)?;
-        let response = client.send(&request).await.map_err(|f| Failure {
-            retryable: f.is_retryable(),
-            message: f.to_string(),
-        })?;
+        let request = connection.apply(env, request).await?;
+        let response = client
+            .send(&request)
+            .await
+            .map_err(|f| failed(&request, &f, None))?;
         let captured = request
             .capture_field
             .as_deref()
@@ -149,13 +152,14 @@ async fn http_request(
             (Some(c), true) => iterate_items(c).unwrap_or_else(|| working.items.clone()),
             _ => working.items.clone(),
         };
-        let result = json!({
+        let mut result = json!({
             "method": request.method,
             "url": request.url,
-            "headers": redact_headers(&request.headers),
+            "headers": request.recorded_headers(),
             "status": response.status,
             "elapsed_ms": response.elapsed_ms,
         });
+        note_connection(&mut result, &request);
         let previous = captured
             .clone()
             .unwrap_or_else(|| json!({"status": response.status}));
@@ -175,16 +179,16 @@ async fn http_request(
     for item in &working.items {
         let config = render(env, raw, working, Some(item)).await?;
         let request = HttpRequestConfig::from_config(&config).map_err(Failure::fatal)?;
-        let response = client.send(&request).await.map_err(|f| Failure {
-            retryable: f.is_retryable(),
-            message: format!(
-                "{}: {f}",
-                item.get("domain").and_then(Value::as_str).unwrap_or("item")
-            ),
-        })?;
+        let request = connection.apply(env, request).await?;
+        let domain = item.get("domain").and_then(Value::as_str).unwrap_or("item");
+        let response = client
+            .send(&request)
+            .await
+            .map_err(|f| failed(&request, &f, Some(domain)))?;
         if request_shown.is_null() {
             request_shown =
-                json!({"method": request.method, "headers": redact_headers(&request.headers)});
+                json!({"method": request.method, "headers": request.recorded_headers()});
+            note_connection(&mut request_shown, &request);
         }
         let mut item = item.clone();
         if let Value::Object(o) = &mut item {
@@ -211,6 +215,30 @@ async fn http_request(
         items,
         branches: None,
     })
+}
+
+/// The run record's error for a failed call, without the values of a
+/// saved connection's headers (a receiver may echo them in its answer).
+fn failed(request: &HttpRequestConfig, f: &HttpFailure, domain: Option<&str>) -> Failure {
+    let message = match domain {
+        Some(domain) => format!("{domain}: {f}"),
+        None => f.to_string(),
+    };
+    Failure {
+        retryable: f.is_retryable(),
+        message: request.scrub(&message),
+    }
+}
+
+/// Names the saved connection in the record, and says when it no longer
+/// existed and the action ran on its own URL.
+fn note_connection(result: &mut Value, request: &HttpRequestConfig) {
+    if let Some(id) = request.connection_id {
+        result["connection_id"] = json!(id);
+        if request.connection.is_none() {
+            result["connection_missing"] = json!(true);
+        }
+    }
 }
 
 async fn enroll(env: &RunEnv<'_>, config: &Value, items: Vec<Value>) -> Result<Outcome, Failure> {

@@ -267,8 +267,8 @@ fn config_defaults_and_full_form() {
     // `retry` is a sibling of config, not inside it.
     assert_eq!(
         c.unwrap_err(),
-        "config.retry: unknown field; the http_request config has method, url, headers, body, \
-         timeout_seconds, capture_field, iterate_into_domains, per_domain"
+        "config.retry: unknown field; the http_request config has method, url, connection_id, \
+         headers, body, timeout_seconds, capture_field, iterate_into_domains, per_domain"
     );
 
     let c = HttpRequestConfig::from_config(&json!({
@@ -305,6 +305,18 @@ fn config_errors_name_the_field() {
         (json!({}), "config.url: is required"),
         (json!({"url": "  "}), "config.url: is required"),
         (json!({"url": 5}), "config.url: is required"),
+        (
+            json!({"url": 5, "connection_id": 2}),
+            "config.url: is required",
+        ),
+        (
+            json!({"connection_id": 0}),
+            "config.connection_id: must be the id of a saved connection",
+        ),
+        (
+            json!({"connection_id": "2"}),
+            "config.connection_id: must be the id",
+        ),
         (
             json!({"url": "http://x", "method": "get"}),
             "config.method: must be one of GET, POST, PUT, PATCH, DELETE",
@@ -372,13 +384,27 @@ fn config_errors_name_the_field() {
 }
 
 #[test]
+fn a_connection_makes_the_url_optional() {
+    let c = HttpRequestConfig::from_config(&json!({"connection_id": 4})).unwrap();
+    assert_eq!((c.url.as_str(), c.connection_id), ("", Some(4)));
+    let c = HttpRequestConfig::from_config(&json!({"connection_id": 4, "url": ""})).unwrap();
+    assert_eq!(c.url, "");
+    let c = HttpRequestConfig::from_config(&json!({"connection_id": 4, "url": "/people"})).unwrap();
+    assert_eq!(c.url, "/people");
+    assert!(c.connection.is_none(), "merged only when a run sends it");
+}
+
+#[test]
 fn schema_matches_the_config_reader() {
     let s = config_schema();
     assert_eq!(s["$schema"], "https://json-schema.org/draft/2020-12/schema");
     assert_eq!(s["additionalProperties"], false);
-    assert_eq!(s["required"], json!(["url"]));
+    // url is required unless a connection_id gives the base URL.
+    assert_eq!(s["if"], json!({"not": {"required": ["connection_id"]}}));
+    assert_eq!(s["then"]["required"], json!(["url"]));
+    assert_eq!(s["then"]["properties"]["url"]["minLength"], 1);
+    assert_eq!(s["properties"]["connection_id"]["minimum"], 1);
     assert_eq!(s["properties"]["method"]["enum"], json!(METHODS));
-    assert_eq!(s["properties"]["url"]["minLength"], 1);
     assert_eq!(
         s["properties"]["headers"]["additionalProperties"],
         json!({"type": "string"})

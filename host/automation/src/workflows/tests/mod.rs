@@ -3,6 +3,7 @@
 //! real HTTP receiver on loopback.
 
 mod actions;
+mod analytics;
 mod definitions;
 mod hostile;
 mod runs;
@@ -11,7 +12,7 @@ mod triggers;
 use std::sync::{Arc, Mutex};
 
 use axum::body::Bytes;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use serde_json::{Value, json};
 
@@ -76,23 +77,32 @@ pub async fn run(app: &TestApp, key: &str, id: i64, run_id: i64) -> Value {
 }
 
 /// A receiver on loopback: answers each request with the next status of
-/// `statuses` (the last one repeats) and a JSON body, and records bodies.
+/// `statuses` (the last one repeats) and a JSON body, and records bodies
+/// and headers.
 #[derive(Clone)]
 pub struct Receiver {
     pub url: String,
     pub got: Arc<Mutex<Vec<Value>>>,
+    pub headers: Arc<Mutex<Vec<HeaderMap>>>,
     statuses: Arc<Mutex<Vec<u16>>>,
 }
 
 impl Receiver {
     pub async fn start(body: Value) -> Receiver {
         let got = Arc::new(Mutex::new(Vec::new()));
+        let headers = Arc::new(Mutex::new(Vec::new()));
         let statuses = Arc::new(Mutex::new(vec![200]));
         let answer = Arc::new(Mutex::new(body));
-        let (g, s, a) = (got.clone(), statuses.clone(), answer.clone());
-        let app = axum::Router::new().fallback(move |body: Bytes| {
-            let (g, s, a) = (g.clone(), s.clone(), a.clone());
+        let (g, h, s, a) = (
+            got.clone(),
+            headers.clone(),
+            statuses.clone(),
+            answer.clone(),
+        );
+        let app = axum::Router::new().fallback(move |seen: HeaderMap, body: Bytes| {
+            let (g, h, s, a) = (g.clone(), h.clone(), s.clone(), a.clone());
             async move {
+                h.lock().unwrap().push(seen);
                 g.lock()
                     .unwrap()
                     .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
@@ -107,7 +117,12 @@ impl Receiver {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/hook", listener.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(listener, app).await });
-        Receiver { url, got, statuses }
+        Receiver {
+            url,
+            got,
+            headers,
+            statuses,
+        }
     }
 
     pub fn answer_with(&self, statuses: &[u16]) {
