@@ -17,6 +17,7 @@ use outreach_core::http::auth::Caller;
 use outreach_core::platform::clock::iso;
 use outreach_core::ports::{Actor, SharedPoolPort, TriggerTarget};
 use outreach_core::state::AppState;
+use outreach_core::store::lock_account;
 
 /// Versions `GET .../versions` lists (spec/3 "Limits").
 pub const VERSIONS_LISTED: i64 = 50;
@@ -296,7 +297,7 @@ pub async fn create(
     let d = merged(None, &input)?;
     let now = state.clock.now_ms();
     let mut tx = state.db.pool.begin().await?;
-    store::lock_for_write(&mut tx, state.db.backend, caller.account_id).await?;
+    lock_account(&mut tx, state.db.backend, caller.account_id).await?;
     let checked = check(state, caller, &mut tx, &d, None).await?;
     let token = (d.trigger_type == "webhook").then(new_token);
     let fields = Fields {
@@ -374,7 +375,7 @@ pub async fn update(
 ) -> ApiResult<Workflow> {
     gate(caller)?;
     let mut tx = state.db.pool.begin().await?;
-    store::lock_for_write(&mut tx, state.db.backend, caller.account_id).await?;
+    lock_account(&mut tx, state.db.backend, caller.account_id).await?;
     let row = store::get(&mut tx, caller.account_id, id)
         .await?
         .ok_or_else(not_found)?;
@@ -517,7 +518,7 @@ pub async fn rollback(
 ) -> ApiResult<Workflow> {
     gate(caller)?;
     let mut tx = state.db.pool.begin().await?;
-    store::lock_for_write(&mut tx, state.db.backend, caller.account_id).await?;
+    lock_account(&mut tx, state.db.backend, caller.account_id).await?;
     let row = store::get(&mut tx, caller.account_id, id)
         .await?
         .ok_or_else(not_found)?;

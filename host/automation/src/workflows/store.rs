@@ -6,7 +6,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
 use super::model::*;
-use outreach_core::store::{Backend, Db, lock_account};
+use outreach_core::store::Db;
 
 #[derive(Debug, Clone)]
 pub struct WorkflowRow {
@@ -141,29 +141,6 @@ pub async fn update(
     .execute(conn)
     .await?;
     Ok(())
-}
-
-/// The first statement of a transaction that reads (the checks of a
-/// save) before it writes. On PostgreSQL the account row's lock
-/// ([`lock_account`]); on SQLite a write that changes nothing, which takes
-/// the write lock, waiting for another writer, before the reads: a SQLite
-/// transaction that reads first cannot upgrade once another connection
-/// has written, and fails at once with "database is locked".
-pub async fn lock_for_write(
-    conn: &mut AnyConnection,
-    backend: Backend,
-    account_id: i64,
-) -> sqlx::Result<()> {
-    match backend {
-        Backend::Postgres => lock_account(conn, backend, account_id).await,
-        Backend::Sqlite => {
-            sqlx::query("UPDATE accounts SET name = name WHERE id = $1")
-                .bind(account_id)
-                .execute(conn)
-                .await?;
-            Ok(())
-        }
-    }
 }
 
 pub async fn get(
