@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: installs and starts what the tests need,
 # then runs every crate's tests on SQLite and the database-backed suites again
-# on PostgreSQL, then schemathesis against the served OpenAPI document, then
-# a validator and a generated client over that document.
+# on PostgreSQL, then schemathesis against the served OpenAPI document, the
+# approval page in headless Chromium, then a validator and a generated client
+# over that document.
 #
 #   tests/run.sh            everything
 #   tests/run.sh --quick    SQLite only, no schemathesis, no OpenAPI tools
@@ -57,6 +58,9 @@ if ! $quick; then
         step "schemathesis against /openapi.json"
         tests/schemathesis/run.sh
     fi
+
+    step "The approval page in headless Chromium"
+    tests/browser/run.sh
 
     step "openapi-spec-validator and a generated Python client against /openapi.json"
     tests/openapi/run.sh

@@ -16,9 +16,8 @@ use super::model::{WorkflowActionType, WorkflowActionTypeList};
 use outreach_plugin_runtime::PluginMetadata;
 use outreach_plugin_runtime::PluginRuntime;
 
-/// Built-in types that this issue does not run yet are absent here; the
-/// next issue (approvals and AI actions) adds `wait_for_approval`,
-/// `ai_extract` and `ai_write`.
+/// The built-in types, in the order `GET /v1/workflows/action-types`
+/// lists them.
 pub const BUILT_IN: &[&str] = &[
     "enroll_in_sequence",
     "add_to_list",
@@ -32,7 +31,12 @@ pub const BUILT_IN: &[&str] = &[
     "auto_reply_template",
     "schedule_workflow",
     "sub_workflow",
+    "wait_for_approval",
 ];
+
+/// The longest an approval may wait (30 days); spec/3 gives only the
+/// 24-hour default.
+pub const MAX_APPROVAL_HOURS: f64 = 720.0;
 
 fn id_schema(name: &str, what: &str) -> Value {
     json!({
@@ -150,6 +154,18 @@ pub fn built_in(type_name: &str) -> Option<(&'static str, &'static str, Value)> 
             "Sub-workflow",
             "Runs another of the account's workflows' conditions and actions inline on the items.",
             id_schema("workflow_id", "the account's workflow"),
+        ),
+        "wait_for_approval" => (
+            "Wait for approval",
+            "Ends the run and asks for a decision by email or Slack; the decision starts a new run at the next action with {{trigger.approval_decision}}. Top level only.",
+            json!({"type": "object", "required": ["message"], "additionalProperties": false,
+            "anyOf": [{"required": ["email"]}, {"required": ["slack_url"]}],
+            "properties": {
+                "email": {"type": "string", "minLength": 3, "maxLength": 320, "pattern": "^[^@\\s]+@[^@\\s]+$"},
+                "slack_url": {"type": "string", "maxLength": 2000, "pattern": "^https?://"},
+                "message": {"type": "string", "minLength": 1, "maxLength": 4000},
+                "expires_in_hours": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_APPROVAL_HOURS},
+            }}),
         ),
         _ => return None,
     };

@@ -96,7 +96,8 @@ impl Tally {
         for entry in entries {
             let rate = self.actions.entry(entry.action_type).or_default();
             match entry.status.as_str() {
-                "success" => rate.success += 1,
+                // A wait that asked for its decision did its job.
+                "success" | "waiting" => rate.success += 1,
                 "error" => rate.error += 1,
                 _ => continue,
             }

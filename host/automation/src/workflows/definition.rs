@@ -223,8 +223,14 @@ fn check_list(
         if *count > MAX_ACTIONS {
             return Ok(());
         }
+        let nested = at != "actions";
         let at = format!("{at}[{i}]");
         check_action(catalog, plugins, action, &at)?;
+        if nested && action.action_type == "wait_for_approval" {
+            return Err(bad(format!(
+                "{at}: wait_for_approval must be a top-level action (a branch cannot wait)"
+            )));
+        }
         for (path, nested) in nested_lists(action) {
             let list: Vec<WorkflowAction> = serde_json::from_value(nested.clone())
                 .map_err(|e| bad(format!("{at}.config.{path}: {e}")))?;

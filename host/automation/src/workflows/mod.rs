@@ -11,10 +11,12 @@
 //!   `run_records.rs`; `engine/`: one action (templating, conditions, the types);
 //!   `http_action.rs`: the `http_request` call; `memory.rs`:
 //!   `cross_run_memory`; `dry_run.rs`: `POST .../test`.
+//! - `approvals/`: `wait_for_approval`, its announcement and public page.
 //! - `analytics.rs`: `GET /v1/workflows/analytics`; `retention.rs`: the
 //!   hourly pruning of old runs.
 
 pub mod action_types;
+pub mod approvals;
 pub mod analytics;
 pub mod cron;
 pub mod definition;
@@ -44,10 +46,14 @@ pub fn extend(state: &AppState, ext: &mut Extensions) {
     ext.insert(runs::RunQueue::new());
     ext.insert(run_writer::RunWriter::default());
     ext.insert(http_action::HttpActionClient::new(state.outbound.clone()));
+    ext.insert(outreach_core::platform::slack::SlackClient::new(
+        state.outbound.clone(),
+    ));
 }
 
 /// The run worker and the scheduler.
 pub fn start_workers(state: &AppState) {
     runs::start(state);
     triggers::start_scheduler(state);
+    approvals::notify::start(state);
 }

@@ -234,6 +234,30 @@ pub struct WorkflowWebhookAccepted {
     pub run_status: String,
 }
 
+/// `POST /v1/workflows/approvals/{token}`: the decision's outcome.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct WorkflowApprovalDecision {
+    /// approved, rejected, already_decided or expired.
+    pub status: String,
+    /// Why nothing changed (already_decided, expired).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    pub workflow_id: i64,
+    /// The decision on record (the earlier one for already_decided).
+    pub decision: Option<String>,
+    /// The run the decision started.
+    pub run_id: Option<i64>,
+    pub decided_at: Option<String>,
+    pub expires_at: String,
+}
+
+/// The decision's JSON body (a form post sends the field `decision`).
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct WorkflowApprovalDecisionRequest {
+    /// approved or rejected.
+    pub decision: Option<String>,
+}
+
 /// `GET .../webhook-token`.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct WorkflowWebhookToken {

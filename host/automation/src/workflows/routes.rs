@@ -45,7 +45,9 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// The public incoming webhook (the token is the secret).
 pub fn public_router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(incoming))
+    OpenApiRouter::new()
+        .routes(routes!(incoming))
+        .merge(super::approvals::routes::public_router())
 }
 
 /// The account's workflows with the plan's cap.

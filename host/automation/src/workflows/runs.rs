@@ -81,6 +81,10 @@ pub struct NewRun {
     pub items: Option<Vec<Value>>,
     pub due_at: i64,
     pub rerun_of: Option<i64>,
+    /// Starts at this action with `items` as the working set, as they
+    /// were when an earlier run stopped there (a decided approval): no
+    /// pool fields or conditions are applied again.
+    pub resume_at: Option<usize>,
 }
 
 /// What a run carries between actions, stored after each.
@@ -102,12 +106,28 @@ pub struct Checkpoint {
     pub partial: bool,
     #[serde(default)]
     pub truncated_from: Option<i64>,
+    /// The action a resumed run started at (kept for its rerun).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume_at: Option<usize>,
 }
 
 pub async fn enqueue(conn: &mut AnyConnection, run: &NewRun, now: i64) -> sqlx::Result<i64> {
-    let checkpoint = Checkpoint {
-        input: run.items.clone(),
-        ..Checkpoint::default()
+    let checkpoint = match run.resume_at {
+        Some(next) => Checkpoint {
+            input: run.items.clone(),
+            seeded: true,
+            next,
+            working: Working {
+                items: run.items.clone().unwrap_or_default(),
+                ..Working::default()
+            },
+            resume_at: Some(next),
+            ..Checkpoint::default()
+        },
+        None => Checkpoint {
+            input: run.items.clone(),
+            ..Checkpoint::default()
+        },
     };
     let count = run.items.as_ref().map(|i| i.len() as i64).unwrap_or(0);
     sqlx::query_scalar(
@@ -294,13 +314,14 @@ async fn execute(
         seed(state, workflow, &run.trigger_data, cp, max_domains).await?;
     }
     let trigger = run.trigger_data.clone();
-    let env = RunEnv {
+    let mut env = RunEnv {
         state,
         actor,
         workflow_id: workflow.id,
         run_id: run.id,
         trigger: &trigger,
         inline_stack: Vec::new(),
+        action_index: None,
     };
     let actions = &workflow.definition.actions;
     let runtime_ms = max_runtime * 1000;
@@ -315,6 +336,7 @@ async fn execute(
         }
         let started = now;
         let clock_start = std::time::Instant::now();
+        env.action_index = Some(index);
         let renewal = renew_lease(state, run.id, owner);
         let attempt = tokio::time::timeout(
             Duration::from_millis(left as u64),
@@ -347,6 +369,15 @@ async fn execute(
             captured: None,
         };
         match outcome {
+            Ok(o) if o.waits => {
+                // The run ends here; a decision starts the next one.
+                record.status = "waiting".to_owned();
+                record.output_count = o.items.len();
+                record.result = o.result;
+                run.records.push(record);
+                run.checkpoint.next += 1;
+                return finish(state, owner, workflow, &mut run, None).await;
+            }
             Ok(o) => {
                 record.output_count = o.items.len();
                 record.result = o.result.clone();
@@ -545,6 +576,7 @@ async fn finish(
             items: run.checkpoint.input.clone(),
             due_at: now,
             rerun_of: Some(run.id),
+            resume_at: run.checkpoint.resume_at,
         });
     let held = run_writer::finish(
         state,

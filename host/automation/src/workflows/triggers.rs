@@ -48,6 +48,7 @@ pub async fn execute(
         items: None,
         due_at: now,
         rerun_of: None,
+        resume_at: None,
     };
     let run_id = runs::enqueue(&mut tx, &run, now).await?;
     tx.commit().await?;
@@ -98,6 +99,7 @@ pub async fn incoming(
         items,
         due_at: now,
         rerun_of: None,
+        resume_at: None,
     };
     // Through the run writer: a busy webhook's runs commit together.
     let run_id = run_writer::enqueue(state, run, now).await?;
@@ -209,6 +211,7 @@ pub async fn from_events(
                 items: Some(items.clone()),
                 due_at: now,
                 rerun_of: None,
+                resume_at: None,
             };
             runs::enqueue(conn, &run, now).await?;
             queued += 1;
@@ -257,6 +260,7 @@ pub async fn fire_schedules(state: &AppState) -> anyhow::Result<usize> {
                 items: None,
                 due_at: now,
                 rerun_of: None,
+                resume_at: None,
             };
             runs::enqueue(&mut tx, &run, now).await?;
             fired += 1;

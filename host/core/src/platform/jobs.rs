@@ -6,10 +6,12 @@
 //! claimers on many processes skip each other's rows instead of waiting;
 //! SQLite serialises writers, so the single-statement claim is already atomic.
 
+use std::future::Future;
 use std::time::Duration;
 
 use serde_json::Value;
 use sqlx::Row;
+use tracing::Instrument;
 
 use super::clock::SharedClock;
 use crate::store::{Backend, Db, is_unique_violation};
@@ -45,6 +47,23 @@ pub struct ClaimedJob {
     /// Attempts so far, including this one.
     pub attempts: i64,
     pub max_attempts: i64,
+}
+
+/// Why an attempt of a job failed; `retry` says whether a later attempt
+/// may do better (a row or an address that is gone will not).
+#[derive(Debug)]
+pub struct JobFailure {
+    pub reason: String,
+    pub retry: bool,
+}
+
+impl JobFailure {
+    pub fn new(reason: impl Into<String>, retry: bool) -> JobFailure {
+        JobFailure {
+            reason: reason.into(),
+            retry,
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -205,6 +224,49 @@ impl JobQueue {
         .execute(&self.db.pool)
         .await?;
         Ok(())
+    }
+
+    /// One pass of a worker: claims up to `max` due jobs of `queue` and
+    /// hands each to `handle` in turn, in a span named after the queue. A
+    /// failed attempt `n` is tried again after `retries[n - 1]` (the last
+    /// wait repeating) until the job's attempts are spent; a failure that
+    /// may not retry gives the job up at once. Answers how many it claimed.
+    pub async fn work_once<F, Fut>(
+        &self,
+        queue: &str,
+        owner: &str,
+        lease: Duration,
+        max: i64,
+        retries: &[Duration],
+        mut handle: F,
+    ) -> anyhow::Result<usize>
+    where
+        F: FnMut(ClaimedJob) -> Fut,
+        Fut: Future<Output = Result<(), JobFailure>>,
+    {
+        let jobs = self.claim(queue, owner, lease, max).await?;
+        let claimed = jobs.len();
+        for mut job in jobs {
+            let span = tracing::info_span!("job", queue, job_id = job.id, attempt = job.attempts);
+            match handle(job.clone()).instrument(span).await {
+                Ok(()) => {
+                    self.complete(job.id, owner).await?;
+                }
+                Err(f) => {
+                    tracing::warn!(queue, job_id = job.id, reason = %f.reason, "job failed");
+                    if !f.retry {
+                        job.attempts = job.max_attempts;
+                    }
+                    let wait = retries
+                        .get((job.attempts as usize).saturating_sub(1))
+                        .or(retries.last())
+                        .copied()
+                        .unwrap_or(Duration::from_secs(60));
+                    self.fail(&job, owner, &f.reason, wait).await?;
+                }
+            }
+        }
+        Ok(claimed)
     }
 
     /// Job status by id, for tests and diagnostics.

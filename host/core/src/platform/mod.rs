@@ -1,5 +1,5 @@
 //! Building blocks shared by every area: time, secrets, rate limiters, the
-//! durable job queue, outgoing dashboard mail, the outbound address policy,
+//! durable job queue, outgoing dashboard mail, Slack posts, the outbound address policy,
 //! the limits shared across servers on PostgreSQL, and the DNS resolver.
 
 pub mod clock;
@@ -10,3 +10,4 @@ pub mod mail;
 pub mod outbound;
 pub mod secrets;
 pub mod shared_limiter;
+pub mod slack;

@@ -9,14 +9,13 @@ use std::time::Duration;
 
 use serde_json::json;
 use sqlx::AnyConnection;
-use tracing::Instrument;
 
 use super::service::slack_aad;
 use super::store::{self, HistoryRow, RuleRow};
-use outreach_core::platform::jobs::{ClaimedJob, JobQueue, NewJob};
+use outreach_core::platform::jobs::{ClaimedJob, JobFailure as Failure, JobQueue, NewJob};
+use outreach_core::platform::slack::SlackClient;
 use outreach_core::state::AppState;
 use outreach_core::store::Backend;
-use outreach_ssrf::{ClientOptions, GuardedClient, GuardedRequest, Method, Url};
 
 pub const QUEUE: &str = "alert_delivery";
 /// Waits before the retries: spec/2's webhook schedule without its 6 h.
@@ -27,27 +26,6 @@ const RETRIES: [Duration; 4] = [
     Duration::from_secs(3600),
 ];
 const LEASE: Duration = Duration::from_secs(60);
-const SLACK_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The HTTP client Slack posts use (a state extension).
-#[derive(Clone)]
-pub struct SlackClient(GuardedClient);
-
-impl SlackClient {
-    pub fn new(state: &AppState) -> SlackClient {
-        let options = ClientOptions {
-            timeout: SLACK_TIMEOUT,
-            connect_timeout: SLACK_TIMEOUT,
-            follow_redirects: false,
-            ..ClientOptions::default()
-        };
-        SlackClient(
-            GuardedClient::new(state.outbound.clone(), options)
-                .expect("the Slack HTTP client builds with static options"),
-        )
-    }
-}
-
 /// Queues the rule's email and Slack deliveries of entry `history_id` on
 /// `conn`, the transaction that records the entry.
 pub async fn enqueue(
@@ -86,18 +64,8 @@ fn summary(entry: &HistoryRow) -> (String, String) {
     (subject, lines.join("\n"))
 }
 
-/// Why a delivery did not happen; `retry` says whether trying later may
-/// help.
-struct Failure {
-    reason: String,
-    retry: bool,
-}
-
 fn fail(reason: impl Into<String>, retry: bool) -> Failure {
-    Failure {
-        reason: reason.into(),
-        retry,
-    }
+    Failure::new(reason, retry)
 }
 
 async fn send_email(state: &AppState, entry: &HistoryRow) -> Result<(), Failure> {
@@ -142,22 +110,9 @@ async fn send_slack(state: &AppState, entry: &HistoryRow) -> Result<(), Failure>
         .secrets
         .decrypt(&slack_aad(entry.alert_id), &sealed)
         .map_err(|_| fail("the Slack URL could not be opened", false))?;
-    let url = Url::parse(&url).map_err(|e| fail(e.to_string(), false))?;
     let (subject, body) = summary(entry);
     let payload = json!({"text": format!("*{subject}*\n{body}")});
-    let mut request = GuardedRequest::new(Method::POST, url);
-    request
-        .headers
-        .push(("content-type".into(), "application/json".into()));
-    request.body = Some(payload.to_string().into_bytes());
-    let client = state.ext::<SlackClient>();
-    match client.0.send(request).await {
-        Ok(r) if (200..300).contains(&r.status) => Ok(()),
-        Ok(r) => Err(fail(format!("Slack answered HTTP {}", r.status), true)),
-        // A refused address stays refused until the rule changes; the
-        // outbound policy decides again on each attempt all the same.
-        Err(e) => Err(fail(e.to_string(), true)),
-    }
+    state.ext::<SlackClient>().post(&url, &payload).await
 }
 
 async fn handle(state: &AppState, job: &ClaimedJob) -> Result<(), Failure> {
@@ -179,27 +134,12 @@ async fn handle(state: &AppState, job: &ClaimedJob) -> Result<(), Failure> {
 
 /// Attempts the due deliveries once; returns how many it attempted.
 pub async fn run_once(state: &AppState, owner: &str) -> anyhow::Result<usize> {
-    let jobs = state.jobs.claim(QUEUE, owner, LEASE, 20).await?;
-    for job in &jobs {
-        let span = tracing::info_span!("alert_delivery", job_id = job.id, attempt = job.attempts);
-        match handle(state, job).instrument(span).await {
-            Ok(()) => {
-                state.jobs.complete(job.id, owner).await?;
-            }
-            Err(f) => {
-                tracing::warn!(reason = %f.reason, "alert delivery failed");
-                let mut job = job.clone();
-                if !f.retry {
-                    job.attempts = job.max_attempts;
-                }
-                let wait = RETRIES[(job.attempts as usize)
-                    .saturating_sub(1)
-                    .min(RETRIES.len() - 1)];
-                state.jobs.fail(&job, owner, &f.reason, wait).await?;
-            }
-        }
-    }
-    Ok(jobs.len())
+    state
+        .jobs
+        .work_once(QUEUE, owner, LEASE, 20, &RETRIES, |job| async move {
+            handle(state, &job).await
+        })
+        .await
 }
 
 /// The delivery worker `serve` starts.

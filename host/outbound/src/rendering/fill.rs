@@ -94,23 +94,7 @@ fn safe(value: &str, target: Target) -> String {
     }
 }
 
-/// Escapes the five characters that matter in HTML text and in quoted
-/// attribute values, so a value can neither open a tag nor leave an
-/// attribute.
-pub fn escape_html(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use outreach_core::http::page::escape_html;
 
 /// Replaces each run of control characters (CR, LF, tab, the other C0 and
 /// C1 controls) with one space: a header value must stay on its line.

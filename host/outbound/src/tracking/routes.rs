@@ -12,6 +12,7 @@ use super::service::{self, ClickTarget};
 use super::token::{Token, TrackingKey};
 use outreach_core::error::{ApiError, ApiResult, ErrorBody};
 use outreach_core::http::extract::Path;
+use outreach_core::http::page::html_page;
 use outreach_core::state::AppState;
 
 pub fn public_router() -> OpenApiRouter<AppState> {
@@ -171,29 +172,9 @@ async fn unsubscribe(
     }
 }
 
-/// A small self-contained page: no scripts, no external resources.
+/// A small self-contained page (the core's public-link page).
 fn page(title: &str, content: &str) -> Response {
-    let html = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-         <meta name=\"robots\" content=\"noindex\"><title>{title}</title>\
-         <style>body{{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;\
-         padding:0 1rem;color:#222;line-height:1.5}}button{{font-size:1rem;padding:.6rem 1.2rem}}</style>\
-         </head><body><h1>{title}</h1>{content}</body></html>"
-    );
-    (
-        [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (header::CACHE_CONTROL, "no-store"),
-            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-            (
-                header::CONTENT_SECURITY_POLICY,
-                "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-            ),
-        ],
-        html,
-    )
-        .into_response()
+    html_page(StatusCode::OK, title, content)
 }
 
 /// A 1x1 transparent GIF (GIF89a, one-colour palette, transparent index 0).

@@ -17,7 +17,7 @@ use crate::workflows::http_action::{
     HttpActionClient, HttpFailure, HttpRequestConfig, capture, iterate_items,
 };
 use crate::workflows::model::{WorkflowAction, WorkflowCondition};
-use crate::workflows::{memory, runs, store};
+use crate::workflows::{approvals, memory, runs, store};
 use outreach_core::ports::{AutoReply, SharedOutboundPort, SharedPoolPort};
 
 /// Runs one attempt of `action` on the working state.
@@ -83,6 +83,7 @@ pub fn execute<'a>(
             }
             "schedule_workflow" => schedule(env, &config, items).await,
             "sub_workflow" => sub_workflow(env, &config, working).await,
+            "wait_for_approval" => approvals::service::wait(env, &config, items).await,
             other => component(env, other, &config, items).await,
         }
     })
@@ -168,7 +169,7 @@ async fn http_request(
             previous_result: Some(previous),
             result,
             captured,
-            branches: None,
+            ..Outcome::default()
         });
     }
     // Per item: each item gains `http_status` and, with capture_field,
@@ -469,6 +470,7 @@ async fn schedule(env: &RunEnv<'_>, config: &Value, items: Vec<Value>) -> Result
         items: Some(items.clone()),
         due_at: now + delay * 1000,
         rerun_of: None,
+        resume_at: None,
     };
     let run_id = runs::enqueue(&mut conn, &run, now)
         .await

@@ -42,6 +42,10 @@ pub struct RunEnv<'a> {
     /// refuses to enter one twice (a cycle saved before a check, or made
     /// by two concurrent saves).
     pub inline_stack: Vec<i64>,
+    /// The top-level position of the action running; `None` inside a
+    /// branch or an inlined workflow (where `wait_for_approval` cannot
+    /// end the run).
+    pub action_index: Option<usize>,
 }
 
 /// What one attempt of an action produced.
@@ -53,6 +57,9 @@ pub struct Outcome {
     pub captured: Option<Value>,
     /// Set by `parallel_split`; `Some(None)` clears it (`merge_branches`).
     pub branches: Option<Option<Vec<Vec<Value>>>>,
+    /// The run ends after this action, which is recorded as waiting
+    /// (`wait_for_approval`).
+    pub waits: bool,
 }
 
 impl Outcome {
@@ -182,6 +189,10 @@ pub async fn run_list(
     list: &[WorkflowAction],
     mut working: Working,
 ) -> Result<Working, Failure> {
+    let env = &RunEnv {
+        action_index: None,
+        ..env.clone()
+    };
     for action in list {
         let outcome = attempt_with_retries(env, action, &working).await;
         match outcome {
