@@ -41,10 +41,7 @@ BIN="$(bench_binary)"
 
 SERVER_PID=""
 cleanup() {
-    if [ -n "$SERVER_PID" ]; then
-        kill "$SERVER_PID" 2>/dev/null || true
-        wait "$SERVER_PID" 2>/dev/null || true
-    fi
+    bench_stop "$SERVER_PID"
     rm -rf "$WORK"
 }
 trap cleanup EXIT

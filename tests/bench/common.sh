@@ -2,6 +2,17 @@
 # starting the server, issuing API keys and the key-rotating wrk script.
 # The caller sets ROOT and WORK.
 
+# Stops the given processes (empty arguments are skipped) and waits for
+# them; the scripts' exit traps call it.
+bench_stop() {
+    local pid
+    for pid in "$@"; do
+        [ -n "$pid" ] || continue
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+}
+
 # Installs wrk from Debian when it is missing.
 bench_wrk() {
     command -v wrk >/dev/null && return

@@ -30,7 +30,7 @@ WORK="$(mktemp -d)"
 BIN="$(bench_binary)"
 SERVER_PID=""
 cleanup() {
-    [ -n "$SERVER_PID" ] && { kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; }
+    bench_stop "$SERVER_PID"
     rm -rf "$WORK"
 }
 trap cleanup EXIT

@@ -40,8 +40,7 @@ BIN="$(bench_binary)"
 SERVER_PID=""
 SINK_PID=""
 cleanup() {
-    [ -n "$SERVER_PID" ] && { kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; }
-    [ -n "$SINK_PID" ] && { kill "$SINK_PID" 2>/dev/null || true; wait "$SINK_PID" 2>/dev/null || true; }
+    bench_stop "$SERVER_PID" "$SINK_PID"
     rm -rf "$WORK"
 }
 trap cleanup EXIT

@@ -35,10 +35,7 @@ SINK_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/webhook_sink"
 SERVER_PID=""
 SINK_PID=""
 cleanup() {
-    for pid in $SERVER_PID $SINK_PID; do
-        kill "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    done
+    bench_stop "$SERVER_PID" "$SINK_PID"
     rm -rf "$WORK"
 }
 trap cleanup EXIT

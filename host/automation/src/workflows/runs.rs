@@ -215,11 +215,13 @@ async fn plan_of(state: &AppState, account_id: i64) -> anyhow::Result<Plan> {
 }
 
 /// What a claimed batch's runs read once per workflow: the definition
-/// (`None` once deleted: its runs went with it) and its account's plan.
+/// (`None` once deleted: its runs went with it) and its account's plan
+/// (read once per account).
 type Loaded = HashMap<i64, Option<(Arc<WorkflowRow>, Plan)>>;
 
 async fn load(state: &AppState, batch: &[Claimed]) -> anyhow::Result<Loaded> {
     let mut loaded = Loaded::new();
+    let mut plans: HashMap<i64, Plan> = HashMap::new();
     for run in batch {
         if loaded.contains_key(&run.workflow_id) {
             continue;
@@ -228,7 +230,17 @@ async fn load(state: &AppState, batch: &[Claimed]) -> anyhow::Result<Loaded> {
         let workflow = store::get(&mut conn, run.account_id, run.workflow_id).await?;
         drop(conn);
         let entry = match workflow {
-            Some(w) => Some((Arc::new(w), plan_of(state, run.account_id).await?)),
+            Some(w) => {
+                let plan = match plans.get(&run.account_id) {
+                    Some(plan) => *plan,
+                    None => {
+                        let plan = plan_of(state, run.account_id).await?;
+                        plans.insert(run.account_id, plan);
+                        plan
+                    }
+                };
+                Some((Arc::new(w), plan))
+            }
             None => None,
         };
         loaded.insert(run.workflow_id, entry);
