@@ -18,7 +18,8 @@
 # 2,200 finished runs/s (n8n publishes 220/s for a webhook workflow on 2
 # vCPU); BENCH_ENFORCE=0 only reports.
 # Environment: BENCH_DURATION (10s), BENCH_CONNECTIONS (32), OUTREACH_BIN
-# (skip the release build), CARGO_TARGET_DIR.
+# (skip the release build), CARGO_TARGET_DIR, BENCH_PERF (a file: records
+# the server's CPU profile with `perf record -g` during the measured load).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -84,6 +85,11 @@ echo "outreach at $BASE (SQLite); wrk -t2 -c$CONNECTIONS -d$DURATION; $(nproc) c
 wrk -t2 -c"$CONNECTIONS" -d2s -s "$WORK/get.lua" "$BASE/healthz" >/dev/null
 wrk -t2 -c"$CONNECTIONS" -d"$DURATION" -s "$WORK/get.lua" "$BASE/healthz" |
     grep '^RESULT' >"$WORK/healthz.txt"
+PERF_PID=""
+if [ -n "${BENCH_PERF:-}" ]; then
+    perf record -F 999 -g -p "$SERVER_PID" -o "$BENCH_PERF" >/dev/null 2>&1 &
+    PERF_PID=$!
+fi
 wrk -t2 -c"$CONNECTIONS" -d"$DURATION" -s "$WORK/post.lua" "$BASE/v1/workflows/incoming/$TOKEN" |
     grep '^RESULT' >"$WORK/incoming.txt"
 
@@ -99,6 +105,10 @@ print(c.execute("SELECT count(*) FROM workflow_runs WHERE finished_at IS NULL").
     sleep 0.5
 done
 RSS_KB="$(awk '/VmHWM/ {print $2}' "/proc/$SERVER_PID/status")"
+if [ -n "$PERF_PID" ]; then
+    kill -INT "$PERF_PID"
+    wait "$PERF_PID" || true
+fi
 
 python3 - "$WORK/healthz.txt" "$WORK/incoming.txt" "$DB" "$RSS_KB" "$TARGET" "$ENFORCE" <<'PY'
 import json, sqlite3, sys

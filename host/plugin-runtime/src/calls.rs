@@ -487,8 +487,27 @@ impl PluginRuntime {
 
     /// The plugin id providing a workflow action type, if any.
     pub fn workflow_action_plugin(&self, type_name: &str) -> Option<String> {
-        self.list().into_iter().find_map(|i| match &i.metadata {
-            Some(PluginMetadata::WorkflowAction(d)) if d.type_name == type_name => Some(i.id),
+        self.workflow_action_type(type_name).map(|t| t.plugin_id)
+    }
+
+    /// The loaded component of a workflow action type: looked up in the
+    /// registry without listing every plugin, since a run asks for each
+    /// component action it executes.
+    pub fn workflow_action_type(&self, type_name: &str) -> Option<WorkflowActionType> {
+        let registry = self
+            .inner
+            .registry
+            .read()
+            .unwrap_or_else(|e| e.into_inner());
+        registry.values().find_map(|p| match &p.metadata {
+            Some(PluginMetadata::WorkflowAction(d)) if d.type_name == type_name => {
+                Some(WorkflowActionType {
+                    plugin_id: p.manifest.id.clone(),
+                    sha256: p.sha256.clone(),
+                    descriptor: d.clone(),
+                    network: !p.manifest.allowed_hosts.is_empty(),
+                })
+            }
             _ => None,
         })
     }
@@ -562,4 +581,17 @@ impl PluginRuntime {
         }
         out
     }
+}
+
+/// A workflow action type a loaded component provides.
+#[derive(Debug, Clone)]
+pub struct WorkflowActionType {
+    pub plugin_id: String,
+    /// The component's hash: a new version of the plugin is a new key.
+    pub sha256: String,
+    pub descriptor: ActionDescriptor,
+    /// Whether its manifest allows any host: without one the component
+    /// can reach nothing outside its sandbox, so running it again has no
+    /// effect but its output.
+    pub network: bool,
 }

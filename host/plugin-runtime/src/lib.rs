@@ -44,6 +44,7 @@ pub use bindings::types::{
 pub use canonical::{
     ActionDescriptor, ActionOutput, Completion, EnrichmentResult, Template, VerificationResult,
 };
+pub use calls::WorkflowActionType;
 pub use classifiers::{ClassifierInfo, REPLY_LABELS, ReplyClassifierInfo, ReplyVerdict};
 pub use dir::{InspectReport, ValidationReport};
 pub use domain_classifiers::{

@@ -4,7 +4,8 @@
 //! A config is checked against its type's schema when a workflow is saved
 //! (so a 400 names the field) and again before a component runs (a plugin
 //! may have been replaced since). Compiled validators are cached by type
-//! and schema text, so a run pays for a lookup, not a compilation.
+//! and schema version (built-in, or the component's hash), so a run pays
+//! for a lookup, not a compilation.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -33,6 +34,17 @@ pub const BUILT_IN: &[&str] = &[
     "sub_workflow",
     "wait_for_approval",
 ];
+
+/// Whether running `name` can reach anything outside the run (see
+/// [`ResolvedType::effects`]); cheap enough for every action of a run.
+pub fn has_effects(plugins: &PluginRuntime, name: &str) -> bool {
+    if BUILT_IN.contains(&name) {
+        return name != "merge_branches";
+    }
+    plugins
+        .workflow_action_type(name)
+        .is_none_or(|t| t.network)
+}
 
 /// The longest an approval may wait (30 days); spec/3 gives only the
 /// 24-hour default.
@@ -184,9 +196,16 @@ pub enum Source {
 pub struct ResolvedType {
     pub source: Source,
     pub schema: Value,
+    /// Names this version of the schema: `built-in`, or the component's
+    /// hash (a replaced plugin gets a new validator).
+    pub version: String,
+    /// Whether running it can reach anything outside the run: every
+    /// built-in may (lists, sequences, HTTP); a component may only when
+    /// its manifest allows a host.
+    pub effects: bool,
 }
 
-/// Compiled validators by (type name, schema text).
+/// Compiled validators by (type name, schema version).
 type Validators = HashMap<(String, String), Arc<jsonschema::Validator>>;
 
 /// The catalogue; a typed extension of the state.
@@ -203,13 +222,18 @@ impl ActionCatalog {
             return Some(ResolvedType {
                 source: Source::BuiltIn,
                 schema,
+                version: "built-in".to_owned(),
+                effects: has_effects(plugins, name),
             });
         }
-        let plugin_id = plugins.workflow_action_plugin(name)?;
-        let descriptor = plugins.workflow_action_describe(&plugin_id).ok()?;
+        let found = plugins.workflow_action_type(name)?;
         Some(ResolvedType {
-            source: Source::Plugin { plugin_id },
-            schema: descriptor.config_schema,
+            source: Source::Plugin {
+                plugin_id: found.plugin_id,
+            },
+            schema: found.descriptor.config_schema,
+            version: found.sha256,
+            effects: found.network,
         })
     }
 
@@ -218,11 +242,11 @@ impl ActionCatalog {
     pub fn check(
         &self,
         type_name: &str,
-        schema: &Value,
+        resolved: &ResolvedType,
         config: &Value,
         at: &str,
     ) -> Result<(), String> {
-        let validator = self.validator(type_name, schema)?;
+        let validator = self.validator(type_name, resolved)?;
         let Some(error) = validator.iter_errors(config).next() else {
             return Ok(());
         };
@@ -241,15 +265,15 @@ impl ActionCatalog {
     fn validator(
         &self,
         type_name: &str,
-        schema: &Value,
+        resolved: &ResolvedType,
     ) -> Result<Arc<jsonschema::Validator>, String> {
-        let key = (type_name.to_owned(), schema.to_string());
+        let key = (type_name.to_owned(), resolved.version.clone());
         let mut cache = self.validators.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(v) = cache.get(&key) {
             return Ok(v.clone());
         }
         let v =
-            Arc::new(jsonschema::validator_for(schema).map_err(|e| {
+            Arc::new(jsonschema::validator_for(&resolved.schema).map_err(|e| {
                 format!("action type {type_name} has an invalid config schema: {e}")
             })?);
         cache.insert(key, v.clone());

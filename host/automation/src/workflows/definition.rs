@@ -261,7 +261,7 @@ fn check_action(
     catalog
         .check(
             &action.action_type,
-            &resolved.schema,
+            &resolved,
             &action.config,
             &format!("{at}.config"),
         )

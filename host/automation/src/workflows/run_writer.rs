@@ -7,8 +7,11 @@
 //! transaction each, which is what SQLite's single writer needs (P4).
 //!
 //! A batch that fails as a whole is written again one write per
-//! transaction, so one bad write fails alone.
+//! transaction, so one bad write fails alone. Each statement costs a trip
+//! to SQLite's connection thread, so a batch adds each run's stream events
+//! in one INSERT and each workflow's counters in one UPDATE.
 
+use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
@@ -16,7 +19,6 @@ use sqlx::AnyConnection;
 use tokio::sync::{mpsc, oneshot};
 
 use super::runs::{self, NewRun};
-use super::store;
 use outreach_core::state::AppState;
 use outreach_core::store::Db;
 
@@ -43,9 +45,9 @@ pub struct CheckpointWrite {
     pub records: String,
     pub domain_count: i64,
     pub lease_until: i64,
-    /// The stream event of the action just recorded: its sequence number
-    /// and data.
-    pub event: Option<(i64, Value)>,
+    /// The stream events of the actions recorded since the last write:
+    /// (sequence number, data).
+    pub events: Vec<(i64, Value)>,
 }
 
 /// A run's end: its status, the `run.finished` event (after the failed
@@ -140,33 +142,75 @@ async fn writer(db: Db, mut rx: mpsc::Receiver<Pending>) {
 
 async fn write_all(db: &Db, batch: &[Pending]) -> sqlx::Result<Vec<i64>> {
     let mut tx = db.pool.begin().await?;
+    let mut counters = Counters::default();
     let mut answers = Vec::with_capacity(batch.len());
     for (write, _) in batch {
-        answers.push(apply(&mut tx, write).await?);
+        answers.push(apply(&mut tx, write, &mut counters).await?);
     }
+    counters.write(&mut tx).await?;
     tx.commit().await?;
     Ok(answers)
 }
 
 async fn write_alone(db: &Db, write: &Write) -> sqlx::Result<i64> {
     let mut tx = db.pool.begin().await?;
-    let answer = apply(&mut tx, write).await?;
+    let mut counters = Counters::default();
+    let answer = apply(&mut tx, write, &mut counters).await?;
+    counters.write(&mut tx).await?;
     tx.commit().await?;
     Ok(answer)
+}
+
+/// What a batch adds to each workflow's counters: triggers, finished runs
+/// and the latest finish.
+#[derive(Default)]
+struct Counters(HashMap<i64, (i64, i64, Option<i64>)>);
+
+impl Counters {
+    fn trigger(&mut self, workflow_id: i64) {
+        self.0.entry(workflow_id).or_default().0 += 1;
+    }
+
+    fn finished(&mut self, workflow_id: i64, at: i64) {
+        let c = self.0.entry(workflow_id).or_default();
+        c.1 += 1;
+        c.2 = c.2.max(Some(at));
+    }
+
+    async fn write(&self, conn: &mut AnyConnection) -> sqlx::Result<()> {
+        for (id, (triggers, runs, last)) in &self.0 {
+            sqlx::query(
+                "UPDATE workflows SET trigger_count = trigger_count + $1,                  run_count = run_count + $2, last_run_at = COALESCE($3, last_run_at) WHERE id = $4",
+            )
+            .bind(triggers)
+            .bind(runs)
+            .bind(last)
+            .bind(id)
+            .execute(&mut *conn)
+            .await?;
+        }
+        Ok(())
+    }
 }
 
 // Every write starts with its UPDATE or INSERT: a transaction that starts
 // with a write waits for another process's on SQLite instead of failing to
 // upgrade a read lock.
-async fn apply(conn: &mut AnyConnection, write: &Write) -> sqlx::Result<i64> {
+async fn apply(conn: &mut AnyConnection, write: &Write, counters: &mut Counters) -> sqlx::Result<i64> {
     match write {
         Write::Enqueue(run, now) => {
             let id = runs::enqueue(conn, run, *now).await?;
-            store::count_trigger(conn, run.workflow_id).await?;
+            counters.trigger(run.workflow_id);
             Ok(id)
         }
         Write::Checkpoint(c) => write_checkpoint(conn, c).await,
-        Write::Finish(f) => write_finish(conn, f).await,
+        Write::Finish(f) => {
+            let held = write_finish(conn, f).await?;
+            if held == 1 {
+                counters.finished(f.workflow_id, f.now);
+            }
+            Ok(held)
+        }
     }
 }
 
@@ -186,9 +230,9 @@ async fn write_checkpoint(conn: &mut AnyConnection, c: &CheckpointWrite) -> sqlx
     if done.rows_affected() == 0 {
         return Ok(0);
     }
-    if let Some((seq, data)) = &c.event {
-        add_event(conn, c.run_id, *seq, "action", data).await?;
-    }
+    let events: Vec<(i64, &str, &Value)> =
+        c.events.iter().map(|(seq, data)| (*seq, "action", data)).collect();
+    add_events(conn, c.run_id, &events).await?;
     Ok(1)
 }
 
@@ -211,36 +255,37 @@ async fn write_finish(conn: &mut AnyConnection, f: &FinishWrite) -> sqlx::Result
     if done.rows_affected() == 0 {
         return Ok(0); // another server took it over
     }
-    for (seq, name, data) in &f.events {
-        add_event(conn, f.run_id, *seq, name, data).await?;
-    }
-    sqlx::query("UPDATE workflows SET run_count = run_count + 1, last_run_at = $1 WHERE id = $2")
-        .bind(f.now)
-        .bind(f.workflow_id)
-        .execute(&mut *conn)
-        .await?;
+    let events: Vec<(i64, &str, &Value)> =
+        f.events.iter().map(|(seq, name, data)| (*seq, *name, data)).collect();
+    add_events(conn, f.run_id, &events).await?;
     if let Some(again) = &f.rerun {
         runs::enqueue(conn, again, f.now).await?;
     }
     Ok(1)
 }
 
-async fn add_event(
+/// Adds a run's stream events in one statement; an event already there
+/// (a resumed run writing it again) is kept.
+async fn add_events(
     conn: &mut AnyConnection,
     run_id: i64,
-    seq: i64,
-    name: &str,
-    data: &Value,
+    events: &[(i64, &str, &Value)],
 ) -> sqlx::Result<()> {
-    sqlx::query(
-        "INSERT INTO workflow_run_events (run_id, seq, name, data) VALUES ($1, $2, $3, $4) \
+    if events.is_empty() {
+        return Ok(());
+    }
+    let rows: Vec<String> = (0..events.len())
+        .map(|i| format!("($1, ${}, ${}, ${})", 3 * i + 2, 3 * i + 3, 3 * i + 4))
+        .collect();
+    let sql = format!(
+        "INSERT INTO workflow_run_events (run_id, seq, name, data) VALUES {} \
          ON CONFLICT (run_id, seq) DO NOTHING",
-    )
-    .bind(run_id)
-    .bind(seq)
-    .bind(name)
-    .bind(data.to_string())
-    .execute(conn)
-    .await?;
+        rows.join(", ")
+    );
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(run_id);
+    for (seq, name, data) in events {
+        query = query.bind(*seq).bind(*name).bind(data.to_string());
+    }
+    query.execute(conn).await?;
     Ok(())
 }

@@ -28,6 +28,7 @@ use super::engine::conditions::all_hold;
 use super::engine::{self, Failure, RunEnv, Working, actions, retry_wait};
 use super::model::*;
 use super::run_writer::{self, CheckpointWrite, FinishWrite};
+use super::action_types::has_effects;
 use super::store::{self, WorkflowRow};
 use outreach_core::accounts::Plan;
 use outreach_core::platform::clock::iso;
@@ -158,6 +159,8 @@ struct Claimed {
     records: Vec<WorkflowActionRecord>,
     rerun_of: Option<i64>,
     started_at: i64,
+    /// Records whose stream events are written (all of them at a claim).
+    written: usize,
 }
 
 const CLAIMED: &str = "id, workflow_id, account_id, trigger_event, trigger_data, checkpoint, \
@@ -167,6 +170,7 @@ fn claimed(r: &AnyRow) -> sqlx::Result<Claimed> {
     let data: String = r.try_get("trigger_data")?;
     let checkpoint: String = r.try_get("checkpoint")?;
     let records: String = r.try_get("actions_executed")?;
+    let records: Vec<WorkflowActionRecord> = serde_json::from_str(&records).unwrap_or_default();
     Ok(Claimed {
         id: r.try_get("id")?,
         workflow_id: r.try_get("workflow_id")?,
@@ -174,9 +178,10 @@ fn claimed(r: &AnyRow) -> sqlx::Result<Claimed> {
         trigger_event: r.try_get("trigger_event")?,
         trigger_data: serde_json::from_str(&data).unwrap_or(Value::Null),
         checkpoint: serde_json::from_str(&checkpoint).unwrap_or_default(),
-        records: serde_json::from_str(&records).unwrap_or_default(),
         rerun_of: r.try_get("rerun_of")?,
         started_at: r.try_get::<Option<i64>, _>("started_at")?.unwrap_or(0),
+        written: records.len(),
+        records,
     })
 }
 
@@ -248,6 +253,25 @@ async fn load(state: &AppState, batch: &[Claimed]) -> anyhow::Result<Loaded> {
     Ok(loaded)
 }
 
+/// The pool records of every domain the batch's starting runs were given,
+/// in one read.
+async fn pool_records(state: &AppState, batch: &[Claimed]) -> anyhow::Result<engine::PoolRecords> {
+    let domains: Vec<String> = batch
+        .iter()
+        .filter(|run| !run.checkpoint.seeded)
+        .filter_map(|run| run.checkpoint.input.as_ref())
+        .flat_map(|input| engine::items_from(input))
+        .filter_map(|i| i.get("domain").and_then(Value::as_str).map(str::to_owned))
+        .collect();
+    if domains.is_empty() {
+        return Ok(engine::PoolRecords::new());
+    }
+    state
+        .ext::<SharedPoolPort>()
+        .records(state, &domains)
+        .await
+}
+
 /// One pass: claims due runs and executes them concurrently. Answers how
 /// many it claimed.
 pub async fn run_due(state: &AppState, limit: i64) -> anyhow::Result<usize> {
@@ -255,6 +279,7 @@ pub async fn run_due(state: &AppState, limit: i64) -> anyhow::Result<usize> {
     let batch = claim(state, &owner, limit).await?;
     let n = batch.len();
     let loaded = load(state, &batch).await?;
+    let pool = &pool_records(state, &batch).await?;
     let work = batch.into_iter().map(|run| {
         let owner = owner.clone();
         let loaded = loaded.get(&run.workflow_id).cloned().flatten();
@@ -264,7 +289,7 @@ pub async fn run_due(state: &AppState, limit: i64) -> anyhow::Result<usize> {
                 return;
             };
             let span = tracing::info_span!("workflow_run", run_id = id, workflow_id = workflow.id);
-            let work = execute(state, &owner, &workflow, plan, run).instrument(span);
+            let work = execute(state, &owner, &workflow, plan, run, pool).instrument(span);
             if let Err(e) = work.await {
                 tracing::warn!(run_id = id, "workflow run: {e:#}");
             }
@@ -315,6 +340,7 @@ async fn execute(
     workflow: &WorkflowRow,
     plan: Plan,
     mut run: Claimed,
+    pool: &engine::PoolRecords,
 ) -> anyhow::Result<()> {
     let actor = Actor {
         account_id: run.account_id,
@@ -323,7 +349,7 @@ async fn execute(
     let (max_domains, max_runtime) = effective_limits(&workflow.definition.execution_limits, plan);
     let cp = &mut run.checkpoint;
     if !cp.seeded {
-        seed(state, workflow, &run.trigger_data, cp, max_domains).await?;
+        seed(state, workflow, &run.trigger_data, cp, max_domains, pool).await?;
     }
     let trigger = run.trigger_data.clone();
     let mut env = RunEnv {
@@ -400,6 +426,9 @@ async fn execute(
                 if let Some(wait) =
                     retry_wait(action, run.checkpoint.attempt).filter(|_| f.retryable)
                 {
+                    if run.written < run.records.len() && !checkpoint(state, owner, &mut run).await? {
+                        return Ok(());
+                    }
                     run.checkpoint.attempt += 1;
                     let due = finished + wait.as_millis() as i64;
                     return wait_for_retry(state, owner, &run, due, &f).await;
@@ -422,7 +451,14 @@ async fn execute(
         run.checkpoint.next += 1;
         run.checkpoint.attempt = 0;
         run.records.push(record);
-        if !checkpoint(state, owner, &run).await? {
+        // An action with no effect outside the run (a component without
+        // network, merge_branches) is not checkpointed on its own: a
+        // resumed run repeating it changes nothing, and its record and
+        // event go with the next write (docs/decisions/workflows.md).
+        if run.checkpoint.next < actions.len() && !has_effects(&state.plugins, &action.action_type) {
+            continue;
+        }
+        if !checkpoint(state, owner, &mut run).await? {
             tracing::info!("lease lost; another server has the run");
             return Ok(());
         }
@@ -439,9 +475,10 @@ async fn seed(
     trigger: &Value,
     cp: &mut Checkpoint,
     max_domains: i64,
+    pool: &engine::PoolRecords,
 ) -> anyhow::Result<()> {
     let items = match &cp.input {
-        Some(items) => engine::with_pool_fields(state, engine::items_from(items)).await?,
+        Some(items) => engine::with_records(engine::items_from(items), pool),
         None => state
             .ext::<SharedPoolPort>()
             .sample(state, max_domains.max(0) as usize)
@@ -504,14 +541,22 @@ fn action_event(record: &WorkflowActionRecord) -> Value {
     })
 }
 
-/// Writes the checkpoint and the last action's event if this server still
-/// holds the lease; answers whether it did.
-async fn checkpoint(state: &AppState, owner: &Arc<str>, run: &Claimed) -> anyhow::Result<bool> {
-    let event = run
-        .records
-        .last()
-        .map(|last| (run.records.len() as i64, action_event(last)));
-    run_writer::checkpoint(
+/// The stream events of the records not yet written: record `i` is event
+/// `i + 1`.
+fn unwritten_events(run: &Claimed) -> impl Iterator<Item = (i64, Value)> + '_ {
+    run.records
+        .iter()
+        .enumerate()
+        .skip(run.written)
+        .map(|(i, r)| (i as i64 + 1, action_event(r)))
+}
+
+/// Writes the checkpoint and the events of the actions recorded since the
+/// last write if this server still holds the lease; answers whether it
+/// did.
+async fn checkpoint(state: &AppState, owner: &Arc<str>, run: &mut Claimed) -> anyhow::Result<bool> {
+    let events = unwritten_events(run).collect();
+    let held = run_writer::checkpoint(
         state,
         CheckpointWrite {
             run_id: run.id,
@@ -520,10 +565,12 @@ async fn checkpoint(state: &AppState, owner: &Arc<str>, run: &Claimed) -> anyhow
             records: serde_json::to_string(&run.records)?,
             domain_count: run.checkpoint.working.items.len() as i64,
             lease_until: state.clock.now_ms() + LEASE_MS,
-            event,
+            events,
         },
     )
-    .await
+    .await?;
+    run.written = run.records.len();
+    Ok(held)
 }
 
 /// Parks the run until its retry is due.
@@ -568,10 +615,9 @@ async fn finish(
     };
     let now = state.clock.now_ms();
     let records = run.records.len() as i64;
-    let mut events = Vec::new();
-    if let Some(last) = run.records.last().filter(|r| r.status == "error") {
-        events.push((records, "action", action_event(last)));
-    }
+    let mut events: Vec<(i64, &'static str, Value)> = unwritten_events(run)
+        .map(|(seq, data)| (seq, "action", data))
+        .collect();
     let finished = json!({
         "status": status,
         "error": error,

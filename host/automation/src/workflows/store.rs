@@ -221,13 +221,6 @@ pub async fn set_active(conn: &mut AnyConnection, id: i64, active: bool) -> sqlx
     Ok(())
 }
 
-pub async fn count_trigger(conn: &mut AnyConnection, id: i64) -> sqlx::Result<()> {
-    sqlx::query("UPDATE workflows SET trigger_count = trigger_count + 1 WHERE id = $1")
-        .bind(id)
-        .execute(conn)
-        .await?;
-    Ok(())
-}
 
 // Versions.
 

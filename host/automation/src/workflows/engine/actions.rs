@@ -214,7 +214,7 @@ async fn http_request(
         previous_result: Some(Value::Array(captured.clone())),
         captured: (!captured.is_empty()).then_some(Value::Array(captured)),
         items,
-        branches: None,
+        ..Outcome::default()
     })
 }
 
@@ -542,12 +542,12 @@ async fn component(
             "unknown action type '{type_name}' (its plugin is no longer loaded)"
         )));
     };
+    catalog
+        .check(type_name, &resolved, config, "config")
+        .map_err(Failure::fatal)?;
     let Source::Plugin { plugin_id } = resolved.source else {
         return Err(Failure::fatal(format!("'{type_name}' is not a component")));
     };
-    catalog
-        .check(type_name, &resolved.schema, config, "config")
-        .map_err(Failure::fatal)?;
     let out = state
         .plugins
         .workflow_action_execute(&plugin_id, config, &items)

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::model::WorkflowAction;
-use outreach_core::ports::{Actor, SharedPoolPort};
+use outreach_core::ports::Actor;
 use outreach_core::state::AppState;
 
 /// What a run carries between actions (and in its checkpoint).
@@ -145,27 +145,19 @@ pub fn items_from(values: &[Value]) -> Vec<Value> {
         .collect()
 }
 
-/// Adds the pool record's fields to each item whose domain the pool holds;
-/// the item's own fields win.
-pub async fn with_pool_fields(state: &AppState, items: Vec<Value>) -> anyhow::Result<Vec<Value>> {
-    let domains: Vec<String> = items
-        .iter()
-        .filter_map(|i| i.get("domain").and_then(Value::as_str).map(str::to_owned))
-        .collect();
-    if domains.is_empty() {
-        return Ok(items);
-    }
-    let records = state
-        .ext::<SharedPoolPort>()
-        .records(state, &domains)
-        .await?;
-    Ok(items
+/// Adds the fields of `records` (pool records by domain, read for a whole
+/// batch of runs at once) to each item; the item's own fields win.
+pub fn with_records(items: Vec<Value>, records: &PoolRecords) -> Vec<Value> {
+    items
         .into_iter()
-        .map(|item| merge_record(item, &records))
-        .collect())
+        .map(|item| merge_record(item, records))
+        .collect()
 }
 
-fn merge_record(item: Value, records: &HashMap<String, Map<String, Value>>) -> Value {
+/// Pool records by normalised domain.
+pub type PoolRecords = HashMap<String, Map<String, Value>>;
+
+fn merge_record(item: Value, records: &PoolRecords) -> Value {
     let Value::Object(mut own) = item else {
         return item;
     };
