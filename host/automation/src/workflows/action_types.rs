@@ -16,9 +16,8 @@ use super::model::{WorkflowActionType, WorkflowActionTypeList};
 use outreach_plugin_runtime::PluginMetadata;
 use outreach_plugin_runtime::PluginRuntime;
 
-/// Built-in types that this issue does not run yet are absent here; the
-/// next issue (approvals and AI actions) adds `wait_for_approval`,
-/// `ai_extract` and `ai_write`.
+/// Built-in types that are not run yet are absent here (approvals add
+/// `wait_for_approval`).
 pub const BUILT_IN: &[&str] = &[
     "enroll_in_sequence",
     "add_to_list",
@@ -32,6 +31,8 @@ pub const BUILT_IN: &[&str] = &[
     "auto_reply_template",
     "schedule_workflow",
     "sub_workflow",
+    "ai_extract",
+    "ai_write",
 ];
 
 fn id_schema(name: &str, what: &str) -> Value {
@@ -150,6 +151,16 @@ pub fn built_in(type_name: &str) -> Option<(&'static str, &'static str, Value)> 
             "Sub-workflow",
             "Runs another of the account's workflows' conditions and actions inline on the items.",
             id_schema("workflow_id", "the account's workflow"),
+        ),
+        "ai_extract" => (
+            "AI extract",
+            "Asks the account's AI keys for the named fields of each item (batched); each item gains them, null when unknown.",
+            super::ai_actions::config_schema("ai_extract"),
+        ),
+        "ai_write" => (
+            "AI write",
+            "Asks the account's AI keys to write a text for each item (batched); each item gains it in output_field.",
+            super::ai_actions::config_schema("ai_write"),
         ),
         _ => return None,
     };

@@ -11,11 +11,16 @@
 //!   `run_records.rs`; `engine/`: one action (templating, conditions, the types);
 //!   `http_action.rs`: the `http_request` call; `memory.rs`:
 //!   `cross_run_memory`; `dry_run.rs`: `POST .../test`.
+//! - `ai_actions.rs`: `ai_extract` and `ai_write`, batched, on the
+//!   account's AI keys; `budget/`: the monthly cap on their spend and its
+//!   endpoints.
 //! - `analytics.rs`: `GET /v1/workflows/analytics`; `retention.rs`: the
 //!   hourly pruning of old runs.
 
 pub mod action_types;
+pub mod ai_actions;
 pub mod analytics;
+pub mod budget;
 pub mod cron;
 pub mod definition;
 pub mod dry_run;
@@ -43,6 +48,7 @@ pub fn extend(state: &AppState, ext: &mut Extensions) {
     ext.insert(action_types::ActionCatalog::default());
     ext.insert(runs::RunQueue::new());
     ext.insert(run_writer::RunWriter::default());
+    ext.insert(budget::spend::BudgetLocks::default());
     ext.insert(http_action::HttpActionClient::new(state.outbound.clone()));
 }
 

@@ -17,7 +17,7 @@ use crate::workflows::http_action::{
     HttpActionClient, HttpFailure, HttpRequestConfig, capture, iterate_items,
 };
 use crate::workflows::model::{WorkflowAction, WorkflowCondition};
-use crate::workflows::{memory, runs, store};
+use crate::workflows::{ai_actions, memory, runs, store};
 use outreach_core::ports::{AutoReply, SharedOutboundPort, SharedPoolPort};
 
 /// Runs one attempt of `action` on the working state.
@@ -83,6 +83,9 @@ pub fn execute<'a>(
             }
             "schedule_workflow" => schedule(env, &config, items).await,
             "sub_workflow" => sub_workflow(env, &config, working).await,
+            "ai_extract" | "ai_write" => {
+                ai_actions::run(env, &action.action_type, &config, items).await
+            }
             other => component(env, other, &config, items).await,
         }
     })
