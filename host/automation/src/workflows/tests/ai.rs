@@ -29,20 +29,29 @@ async fn ai_app(stub: &Stub) -> TestApp {
     .await
 }
 
-/// The stub's answer: `content` at $0.25.
-fn answer(stub: &Stub, content: &str) {
+/// The stub's answer: `content` at $0.25, after `delay`.
+fn answer_after(stub: &Stub, content: &str, delay: Duration) {
     stub.set(
         LLM,
         Canned::json(
             200,
             json!({"model": "gpt-4o", "choices": [{"message": {"role": "assistant", "content": content},
                 "finish_reason": "stop"}], "usage": {"prompt_tokens": 100_000, "completion_tokens": 0}}),
-        ),
+        )
+        .after(delay),
     );
+}
+
+fn answer(stub: &Stub, content: &str) {
+    answer_after(stub, content, Duration::ZERO);
 }
 
 /// Answers for `n` domains `d<i>.com`, all but `d3.com`.
 fn answers(stub: &Stub, n: usize) {
+    answers_after(stub, n, Duration::ZERO);
+}
+
+fn answers_after(stub: &Stub, n: usize, delay: Duration) {
     let o: serde_json::Map<String, Value> = (0..n)
         .filter(|i| *i != 3)
         .map(|i| {
@@ -52,7 +61,7 @@ fn answers(stub: &Stub, n: usize) {
             )
         })
         .collect();
-    answer(stub, &format!("```json\n{}\n```", Value::Object(o)));
+    answer_after(stub, &format!("```json\n{}\n```", Value::Object(o)), delay);
 }
 
 fn domains(n: usize) -> Value {
@@ -346,4 +355,57 @@ async fn budget_input_tenancy_and_plan_are_checked() {
     let run = run_now(&app, &a.api_key, id).await;
     assert_eq!(run["status"], "error", "{run}");
     assert!(run["error"].as_str().unwrap().contains("AI provider key"), "{run}");
+}
+
+#[tokio::test]
+async fn calls_of_a_capped_workflow_wait_for_each_other_so_servers_overspend_by_one_call_at_most()
+{
+    let stub = Stub::start().await;
+    let app = ai_app(&stub).await;
+    let a = account_with_key(&app, &stub, Plan::Starter).await;
+    let split = json!([{"type": "parallel_split", "config": {"branches": [[extract()], [extract()]]}}]);
+    let (id, token) = webhook_workflow(&app, &a.api_key, split).await;
+    let r = put_budget(&app, &a.api_key, id, json!({"monthly_cap_usd": 1.0})).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    answers_after(&stub, 60, Duration::from_millis(40));
+
+    // One server: the two branches' calls take turns, and the cap is met
+    // exactly (4 x $0.25), never passed.
+    let before = stub.hits(LLM);
+    let run = call_in(&app, &a.api_key, id, &token, json!({"domains": domains(60)})).await;
+    assert_eq!(run["status"], "error", "{run}");
+    assert!(run["error"].as_str().unwrap().contains("Workflow budget reached"), "{run}");
+    assert_eq!(stub.hits(LLM) - before, 4);
+    assert_eq!(stub.max_in_flight(), 1);
+    assert_eq!(budget(&app, &a.api_key, id).await["month_to_date_spend_usd"], 1.0);
+
+    // Two servers, a run each: one call in flight per server, so spend
+    // passes the cap by at most one call per server.
+    let r = app
+        .post(&format!("/v1/workflows/{id}/budget/reset"), &a.api_key, json!({}))
+        .await;
+    assert_eq!(r.status, 200);
+    for _ in 0..2 {
+        let r = app
+            .call(
+                "POST",
+                &format!("/v1/workflows/incoming/{token}"),
+                None,
+                Some(json!({"domains": domains(60)})),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{:?}", r.body);
+    }
+    let other = app.another_server().await;
+    let (x, y) = tokio::join!(
+        crate::workflows::runs::run_due(&app.state, 1),
+        crate::workflows::runs::run_due(&other.state, 1)
+    );
+    (x.unwrap(), y.unwrap());
+    crate::workflows::runs::drain(&app.state).await.unwrap();
+    assert!(stub.max_in_flight() <= 2, "{}", stub.max_in_flight());
+    let spend = budget(&app, &a.api_key, id).await["month_to_date_spend_usd"]
+        .as_f64()
+        .unwrap();
+    assert!((1.0..=1.5).contains(&spend), "{spend}");
 }
