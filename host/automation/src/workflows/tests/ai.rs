@@ -401,7 +401,8 @@ async fn calls_of_a_capped_workflow_wait_for_each_other_so_servers_overspend_by_
         crate::workflows::runs::run_due(&app.state, 1),
         crate::workflows::runs::run_due(&other.state, 1)
     );
-    (x.unwrap(), y.unwrap());
+    x.unwrap();
+    y.unwrap();
     crate::workflows::runs::drain(&app.state).await.unwrap();
     assert!(stub.max_in_flight() <= 2, "{}", stub.max_in_flight());
     let spend = budget(&app, &a.api_key, id).await["month_to_date_spend_usd"]
