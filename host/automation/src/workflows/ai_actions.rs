@@ -60,7 +60,11 @@ pub async fn run(
     config: &Value,
     mut items: Vec<Value>,
 ) -> Result<Outcome, Failure> {
-    let prompt = config["prompt"].as_str().unwrap_or_default().trim().to_owned();
+    let prompt = config["prompt"]
+        .as_str()
+        .unwrap_or_default()
+        .trim()
+        .to_owned();
     if prompt.is_empty() {
         return Err(Failure::fatal("config.prompt must not be empty"));
     }
@@ -72,7 +76,11 @@ pub async fn run(
         let field = config["output_field"]
             .as_str()
             .ok_or_else(|| Failure::fatal("config.output_field must be a string"))?;
-        (Ask::Write(field.to_owned()), WRITE_BATCH, "workflow:ai_write")
+        (
+            Ask::Write(field.to_owned()),
+            WRITE_BATCH,
+            "workflow:ai_write",
+        )
     };
     let mut calls = 0usize;
     let mut cost = 0.0f64;
@@ -101,7 +109,11 @@ pub async fn run(
             gain(&mut items[i], &ask, answer);
         }
     }
-    let shown: Vec<Value> = items.iter().take(MAX_SHOWN).map(|i| shown(i, &ask)).collect();
+    let shown: Vec<Value> = items
+        .iter()
+        .take(MAX_SHOWN)
+        .map(|i| shown(i, &ask))
+        .collect();
     let result = json!({
         "calls": calls,
         "items": items.len(),
@@ -347,7 +359,10 @@ mod tests {
         let ask = Ask::Extract(keys(&["industry", "size"]));
         let mut i = json!({"domain": "a.com"});
         gain(&mut i, &ask, Some(&json!({"industry": "SaaS"})));
-        assert_eq!(i, json!({"domain": "a.com", "industry": "SaaS", "size": null}));
+        assert_eq!(
+            i,
+            json!({"domain": "a.com", "industry": "SaaS", "size": null})
+        );
         let ask = Ask::Write("opener".into());
         let mut i = json!({"domain": "a.com"});
         gain(&mut i, &ask, None);

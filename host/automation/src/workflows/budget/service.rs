@@ -24,9 +24,7 @@ pub fn view(workflow_id: i64, row: Option<&BudgetRow>, month: &str) -> WorkflowB
         monthly_cap_usd: row.monthly_cap_usd,
         auto_pause_on_exceed: row.auto_pause_on_exceed,
         month_to_date_spend_usd: spend,
-        remaining_usd: row
-            .capped()
-            .then(|| (row.monthly_cap_usd - spend).max(0.0)),
+        remaining_usd: row.capped().then(|| (row.monthly_cap_usd - spend).max(0.0)),
         month: month.to_owned(),
         paused_by_budget: row.paused_by_budget,
     }

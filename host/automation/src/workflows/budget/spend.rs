@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 use outreach_core::error::ApiError;
 use outreach_core::store::lock_account;
 use outreach_plugin_runtime::CompletionRequest;
-use outreach_vendors::vendor_keys::service::NO_AI_KEY;
 use outreach_vendors::vendor_keys::service::AiCompletion;
+use outreach_vendors::vendor_keys::service::NO_AI_KEY;
 use outreach_vendors::{Actor, VendorsExt};
 
 use super::store::{self, month_of};
@@ -155,8 +155,7 @@ async fn debit(env: &RunEnv<'_>, workflow_id: i64, cost: f64) -> Result<(), Fail
     };
     row.spend_usd = row.spend_in(&month) + cost.max(0.0);
     row.spend_month = month;
-    if row.capped() && row.spend_usd >= row.monthly_cap_usd && row.auto_pause_on_exceed && active
-    {
+    if row.capped() && row.spend_usd >= row.monthly_cap_usd && row.auto_pause_on_exceed && active {
         store::set_workflow_active(&mut tx, workflow_id, false)
             .await
             .map_err(db)?;

@@ -141,7 +141,10 @@ async fn ai_extract_and_ai_write_fill_items_in_batches_with_values_in_the_record
     // 25 items: 2 extract calls (20 a batch) and 3 write calls (10 a batch).
     assert_eq!(stub.hits(LLM) - before, 5);
     let ex = &run["actions_executed"][0]["result"];
-    assert_eq!((ex["calls"].as_i64(), ex["cost_usd"].as_f64()), (Some(2), Some(0.5)));
+    assert_eq!(
+        (ex["calls"].as_i64(), ex["cost_usd"].as_f64()),
+        (Some(2), Some(0.5))
+    );
     assert_eq!(ex["unanswered"], 1);
     assert_eq!(
         ex["values"][0],
@@ -153,8 +156,14 @@ async fn ai_extract_and_ai_write_fill_items_in_batches_with_values_in_the_record
     );
     assert_eq!(ex["values"].as_array().unwrap().len(), 25);
     let wr = &run["actions_executed"][1]["result"];
-    assert_eq!((wr["calls"].as_i64(), wr["cost_usd"].as_f64()), (Some(3), Some(0.75)));
-    assert_eq!(wr["values"][24], json!({"domain": "d24.com", "opener": "Hi d24.com"}));
+    assert_eq!(
+        (wr["calls"].as_i64(), wr["cost_usd"].as_f64()),
+        (Some(3), Some(0.75))
+    );
+    assert_eq!(
+        wr["values"][24],
+        json!({"domain": "d24.com", "opener": "Hi d24.com"})
+    );
     assert_eq!(wr["values"][3]["opener"], Value::Null);
 
     // The request: the rendered prompt, the items, JSON mode.
@@ -191,7 +200,8 @@ async fn a_budget_stops_the_run_at_the_cap_pauses_and_a_reset_lifts_only_its_pau
     // continue_on_error does not let a run go on past the cap.
     let mut first = extract();
     first["continue_on_error"] = json!(true);
-    let write = json!({"type": "ai_write", "config": {"prompt": "Write", "output_field": "opener"}});
+    let write =
+        json!({"type": "ai_write", "config": {"prompt": "Write", "output_field": "opener"}});
     let (id, token) = webhook_workflow(&app, &a.api_key, json!([first, write])).await;
     let r = put_budget(
         &app,
@@ -208,15 +218,29 @@ async fn a_budget_stops_the_run_at_the_cap_pauses_and_a_reset_lifts_only_its_pau
     // never made.
     answers(&stub, 60);
     let before = stub.hits(LLM);
-    let run = call_in(&app, &a.api_key, id, &token, json!({"domains": domains(60)})).await;
+    let run = call_in(
+        &app,
+        &a.api_key,
+        id,
+        &token,
+        json!({"domains": domains(60)}),
+    )
+    .await;
     assert_eq!(stub.hits(LLM) - before, 2);
     assert_eq!(run["status"], "error", "{run}");
     let error = run["error"].as_str().unwrap();
     assert!(error.contains("Workflow budget reached"), "{error}");
-    assert_eq!(run["actions_executed"].as_array().unwrap().len(), 1, "{run}");
+    assert_eq!(
+        run["actions_executed"].as_array().unwrap().len(),
+        1,
+        "{run}"
+    );
     let b = budget(&app, &a.api_key, id).await;
     assert_eq!(
-        (b["month_to_date_spend_usd"].as_f64(), b["remaining_usd"].as_f64()),
+        (
+            b["month_to_date_spend_usd"].as_f64(),
+            b["remaining_usd"].as_f64()
+        ),
         (Some(0.5), Some(0.0))
     );
     assert_eq!(b["paused_by_budget"], true, "{b}");
@@ -224,7 +248,11 @@ async fn a_budget_stops_the_run_at_the_cap_pauses_and_a_reset_lifts_only_its_pau
 
     // The reset zeroes spend and lifts the budget's pause.
     let r = app
-        .post(&format!("/v1/workflows/{id}/budget/reset"), &a.api_key, json!({}))
+        .post(
+            &format!("/v1/workflows/{id}/budget/reset"),
+            &a.api_key,
+            json!({}),
+        )
         .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     assert_eq!(r.body["month_to_date_spend_usd"], 0.0);
@@ -233,7 +261,14 @@ async fn a_budget_stops_the_run_at_the_cap_pauses_and_a_reset_lifts_only_its_pau
 
     // Spent again: paused again; the user resumes, then pauses it
     // themselves: that pause is theirs, and a reset leaves it.
-    let run = call_in(&app, &a.api_key, id, &token, json!({"domains": domains(60)})).await;
+    let run = call_in(
+        &app,
+        &a.api_key,
+        id,
+        &token,
+        json!({"domains": domains(60)}),
+    )
+    .await;
     assert_eq!(run["status"], "error", "{run}");
     assert!(!is_active(&app, &a.api_key, id).await);
     for active in [true, false] {
@@ -247,9 +282,16 @@ async fn a_budget_stops_the_run_at_the_cap_pauses_and_a_reset_lifts_only_its_pau
             .await;
         assert_eq!(r.status, 200, "{:?}", r.body);
     }
-    assert_eq!(budget(&app, &a.api_key, id).await["paused_by_budget"], false);
+    assert_eq!(
+        budget(&app, &a.api_key, id).await["paused_by_budget"],
+        false
+    );
     let r = app
-        .post(&format!("/v1/workflows/{id}/budget/reset"), &a.api_key, json!({}))
+        .post(
+            &format!("/v1/workflows/{id}/budget/reset"),
+            &a.api_key,
+            json!({}),
+        )
         .await;
     assert_eq!(r.body["month_to_date_spend_usd"], 0.0);
     assert!(!is_active(&app, &a.api_key, id).await);
@@ -268,9 +310,19 @@ async fn spend_starts_again_each_utc_month_and_without_auto_pause_the_workflow_s
     // $0.25 is under $0.30, so a second call is made: spend passes the
     // cap by less than one call.
     answers(&stub, 60);
-    let run = call_in(&app, &a.api_key, id, &token, json!({"domains": domains(60)})).await;
+    let run = call_in(
+        &app,
+        &a.api_key,
+        id,
+        &token,
+        json!({"domains": domains(60)}),
+    )
+    .await;
     assert_eq!(run["status"], "error", "{run}");
-    assert_eq!(budget(&app, &a.api_key, id).await["month_to_date_spend_usd"], 0.5);
+    assert_eq!(
+        budget(&app, &a.api_key, id).await["month_to_date_spend_usd"],
+        0.5
+    );
     assert!(is_active(&app, &a.api_key, id).await);
     let before = stub.hits(LLM);
     let run = call_in(&app, &a.api_key, id, &token, json!({"domains": domains(1)})).await;
@@ -284,9 +336,19 @@ async fn spend_starts_again_each_utc_month_and_without_auto_pause_the_workflow_s
         (b["month"].as_str(), b["month_to_date_spend_usd"].as_f64()),
         (Some("2026-12"), Some(0.0))
     );
-    let run = call_in(&app, &a.api_key, id, &token, json!({"domains": domains(20)})).await;
+    let run = call_in(
+        &app,
+        &a.api_key,
+        id,
+        &token,
+        json!({"domains": domains(20)}),
+    )
+    .await;
     assert_eq!(run["status"], "success", "{run}");
-    assert_eq!(budget(&app, &a.api_key, id).await["month_to_date_spend_usd"], 0.25);
+    assert_eq!(
+        budget(&app, &a.api_key, id).await["month_to_date_spend_usd"],
+        0.25
+    );
 }
 
 #[tokio::test]
@@ -304,13 +366,20 @@ async fn budget_input_tenancy_and_plan_are_checked() {
     assert_eq!(b["configured"], false);
     assert_eq!(b["month_to_date_spend_usd"], 0.0);
     assert_eq!(b["remaining_usd"], Value::Null);
-    for bad in [json!({"monthly_cap_usd": -1}), json!({"monthly_cap_usd": "ten"}), json!({})] {
+    for bad in [
+        json!({"monthly_cap_usd": -1}),
+        json!({"monthly_cap_usd": "ten"}),
+        json!({}),
+    ] {
         let r = put_budget(&app, &a.api_key, id, bad.clone()).await;
         assert_eq!(r.status, 400, "{bad}: {:?}", r.body);
         assert!(!r.detail().is_empty(), "{:?}", r.body);
     }
     let r = put_budget(&app, &a.api_key, id, json!({"monthly_cap_usd": 0})).await;
-    assert_eq!((r.status.as_u16(), &r.body["configured"]), (200, &json!(false)));
+    assert_eq!(
+        (r.status.as_u16(), &r.body["configured"]),
+        (200, &json!(false))
+    );
     let r = put_budget(
         &app,
         &a.api_key,
@@ -321,7 +390,10 @@ async fn budget_input_tenancy_and_plan_are_checked() {
     assert_eq!(r.body["monthly_cap_usd"], 12.5);
     let r = app.call("DELETE", &path, Some(&a.api_key), None).await;
     assert_eq!(r.status, 200, "{:?}", r.body);
-    assert_eq!((&r.body["configured"], &r.body["monthly_cap_usd"]), (&json!(false), &json!(0.0)));
+    assert_eq!(
+        (&r.body["configured"], &r.body["monthly_cap_usd"]),
+        (&json!(false), &json!(0.0))
+    );
 
     // Another account's workflow is not found, whatever the verb.
     for (method, p, body) in [
@@ -330,7 +402,9 @@ async fn budget_input_tenancy_and_plan_are_checked() {
         ("DELETE", path.clone(), None),
         ("POST", format!("{path}/reset"), Some(json!({}))),
     ] {
-        let r = app.call(method, &p, Some(&other.api_key), body.clone()).await;
+        let r = app
+            .call(method, &p, Some(&other.api_key), body.clone())
+            .await;
         assert_eq!(r.status, 404, "{method} {p}: {:?}", r.body);
         let r = app.call(method, &p, Some(&free.api_key), body).await;
         assert_eq!(r.status, 403, "{method} {p}: {:?}", r.body);
@@ -343,7 +417,10 @@ async fn budget_input_tenancy_and_plan_are_checked() {
         .post(
             "/v1/workflows",
             &a.api_key,
-            manual("bad", json!([{"type": "ai_write", "config": {"prompt": "x", "output_field": "domain"}}])),
+            manual(
+                "bad",
+                json!([{"type": "ai_write", "config": {"prompt": "x", "output_field": "domain"}}]),
+            ),
         )
         .await;
     assert_eq!(r.status, 400, "{:?}", r.body);
@@ -351,19 +428,26 @@ async fn budget_input_tenancy_and_plan_are_checked() {
     // Without an AI key the action fails fast and says so.
     let w = create(&app, &a.api_key, manual("m2", json!([extract()]))).await;
     let id = w["id"].as_i64().unwrap();
-    pool(&app, &[json!({"domain": "acme.io", "industry": "Software"})]).await;
+    pool(
+        &app,
+        &[json!({"domain": "acme.io", "industry": "Software"})],
+    )
+    .await;
     let run = run_now(&app, &a.api_key, id).await;
     assert_eq!(run["status"], "error", "{run}");
-    assert!(run["error"].as_str().unwrap().contains("AI provider key"), "{run}");
+    assert!(
+        run["error"].as_str().unwrap().contains("AI provider key"),
+        "{run}"
+    );
 }
 
 #[tokio::test]
-async fn calls_of_a_capped_workflow_wait_for_each_other_so_servers_overspend_by_one_call_at_most()
-{
+async fn calls_of_a_capped_workflow_wait_for_each_other_so_servers_overspend_by_one_call_at_most() {
     let stub = Stub::start().await;
     let app = ai_app(&stub).await;
     let a = account_with_key(&app, &stub, Plan::Starter).await;
-    let split = json!([{"type": "parallel_split", "config": {"branches": [[extract()], [extract()]]}}]);
+    let split =
+        json!([{"type": "parallel_split", "config": {"branches": [[extract()], [extract()]]}}]);
     let (id, token) = webhook_workflow(&app, &a.api_key, split).await;
     let r = put_budget(&app, &a.api_key, id, json!({"monthly_cap_usd": 1.0})).await;
     assert_eq!(r.status, 200, "{:?}", r.body);
@@ -372,17 +456,37 @@ async fn calls_of_a_capped_workflow_wait_for_each_other_so_servers_overspend_by_
     // One server: the two branches' calls take turns, and the cap is met
     // exactly (4 x $0.25), never passed.
     let before = stub.hits(LLM);
-    let run = call_in(&app, &a.api_key, id, &token, json!({"domains": domains(60)})).await;
+    let run = call_in(
+        &app,
+        &a.api_key,
+        id,
+        &token,
+        json!({"domains": domains(60)}),
+    )
+    .await;
     assert_eq!(run["status"], "error", "{run}");
-    assert!(run["error"].as_str().unwrap().contains("Workflow budget reached"), "{run}");
+    assert!(
+        run["error"]
+            .as_str()
+            .unwrap()
+            .contains("Workflow budget reached"),
+        "{run}"
+    );
     assert_eq!(stub.hits(LLM) - before, 4);
     assert_eq!(stub.max_in_flight(), 1);
-    assert_eq!(budget(&app, &a.api_key, id).await["month_to_date_spend_usd"], 1.0);
+    assert_eq!(
+        budget(&app, &a.api_key, id).await["month_to_date_spend_usd"],
+        1.0
+    );
 
     // Two servers, a run each: one call in flight per server, so spend
     // passes the cap by at most one call per server.
     let r = app
-        .post(&format!("/v1/workflows/{id}/budget/reset"), &a.api_key, json!({}))
+        .post(
+            &format!("/v1/workflows/{id}/budget/reset"),
+            &a.api_key,
+            json!({}),
+        )
         .await;
     assert_eq!(r.status, 200);
     for _ in 0..2 {
