@@ -33,6 +33,8 @@ pub const BUILT_IN: &[&str] = &[
     "schedule_workflow",
     "sub_workflow",
     "wait_for_approval",
+    "ai_extract",
+    "ai_write",
 ];
 
 /// Whether running `name` can reach anything outside the run (see
@@ -178,6 +180,16 @@ pub fn built_in(type_name: &str) -> Option<(&'static str, &'static str, Value)> 
                 "message": {"type": "string", "minLength": 1, "maxLength": 4000},
                 "expires_in_hours": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_APPROVAL_HOURS},
             }}),
+        ),
+        "ai_extract" => (
+            "AI extract",
+            "Asks the account's AI keys for the named fields of each item (batched); each item gains them, null when unknown.",
+            super::ai_actions::config_schema("ai_extract"),
+        ),
+        "ai_write" => (
+            "AI write",
+            "Asks the account's AI keys to write a text for each item (batched); each item gains it in output_field.",
+            super::ai_actions::config_schema("ai_write"),
         ),
         _ => return None,
     };

@@ -12,12 +12,17 @@
 //!   `http_action.rs`: the `http_request` call; `memory.rs`:
 //!   `cross_run_memory`; `dry_run.rs`: `POST .../test`.
 //! - `approvals/`: `wait_for_approval`, its announcement and public page.
+//! - `ai_actions.rs`: `ai_extract` and `ai_write`, batched, on the
+//!   account's AI keys; `budget/`: the monthly cap on their spend and its
+//!   endpoints.
 //! - `analytics.rs`: `GET /v1/workflows/analytics`; `retention.rs`: the
 //!   hourly pruning of old runs.
 
 pub mod action_types;
+pub mod ai_actions;
 pub mod approvals;
 pub mod analytics;
+pub mod budget;
 pub mod cron;
 pub mod definition;
 pub mod dry_run;
@@ -45,6 +50,7 @@ pub fn extend(state: &AppState, ext: &mut Extensions) {
     ext.insert(action_types::ActionCatalog::default());
     ext.insert(runs::RunQueue::new());
     ext.insert(run_writer::RunWriter::default());
+    ext.insert(budget::spend::BudgetLocks::default());
     ext.insert(http_action::HttpActionClient::new(state.outbound.clone()));
     ext.insert(outreach_core::platform::slack::SlackClient::new(
         state.outbound.clone(),

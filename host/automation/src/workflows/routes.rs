@@ -1,5 +1,5 @@
-//! Handlers of spec/3 "Workflows" (all but approvals, budgets and saved
-//! connections, which are `crate::connections`), plus the run detail and
+//! Handlers of spec/3 "Workflows" (all but approvals, budgets, which are
+//! `budget/routes.rs`, and saved connections, which are `crate::connections`), plus the run detail and
 //! the action-type catalogue beyond the spec.
 
 use std::collections::VecDeque;
@@ -41,6 +41,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(versions))
         .routes(routes!(version))
         .routes(routes!(rollback))
+        .merge(super::budget::routes::router())
 }
 
 /// The public incoming webhook (the token is the secret).

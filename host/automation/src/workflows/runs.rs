@@ -436,7 +436,9 @@ async fn execute(
                 record.status = "error".to_owned();
                 record.error = Some(f.message.clone());
                 record.result = json!({"error": f.message});
-                if !action.continue_on_error {
+                // The cap's refusal stops the run whatever the action
+                // allows: every later AI call would be refused too.
+                if !action.continue_on_error || super::budget::spend::is_budget_stop(&f.message) {
                     run.records.push(record);
                     run.checkpoint.next += 1;
                     let msg = format!(

@@ -138,8 +138,11 @@ pub async fn update(
     .bind(now)
     .bind(account_id)
     .bind(id)
-    .execute(conn)
+    .execute(&mut *conn)
     .await?;
+    if d.is_active {
+        super::budget::store::forget_pause(conn, id).await?;
+    }
     Ok(())
 }
 
@@ -212,12 +215,17 @@ pub async fn set_token(
     Ok(())
 }
 
+/// A user's pause or resume; a resume ends a pause the budget made
+/// (the budget pauses through `budget::store`).
 pub async fn set_active(conn: &mut AnyConnection, id: i64, active: bool) -> sqlx::Result<()> {
     sqlx::query("UPDATE workflows SET is_active = $1 WHERE id = $2")
         .bind(i64::from(active))
         .bind(id)
-        .execute(conn)
+        .execute(&mut *conn)
         .await?;
+    if active {
+        super::budget::store::forget_pause(conn, id).await?;
+    }
     Ok(())
 }
 

@@ -17,7 +17,7 @@ use crate::workflows::http_action::{
     HttpActionClient, HttpFailure, HttpRequestConfig, capture, iterate_items,
 };
 use crate::workflows::model::{WorkflowAction, WorkflowCondition};
-use crate::workflows::{approvals, memory, runs, store};
+use crate::workflows::{ai_actions, approvals, memory, runs, store};
 use outreach_core::ports::{AutoReply, SharedOutboundPort, SharedPoolPort};
 
 /// Runs one attempt of `action` on the working state.
@@ -84,6 +84,9 @@ pub fn execute<'a>(
             "schedule_workflow" => schedule(env, &config, items).await,
             "sub_workflow" => sub_workflow(env, &config, working).await,
             "wait_for_approval" => approvals::service::wait(env, &config, items).await,
+            "ai_extract" | "ai_write" => {
+                ai_actions::run(env, &action.action_type, &config, items).await
+            }
             other => component(env, other, &config, items).await,
         }
     })

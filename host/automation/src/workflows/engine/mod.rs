@@ -189,7 +189,10 @@ pub async fn run_list(
         let outcome = attempt_with_retries(env, action, &working).await;
         match outcome {
             Ok(o) => apply(&mut working, o),
-            Err(f) if action.continue_on_error => {
+            Err(f)
+                if action.continue_on_error
+                    && !crate::workflows::budget::spend::is_budget_stop(&f.message) =>
+            {
                 tracing::debug!(action = %action.action_type, "nested action failed, continuing: {}", f.message);
             }
             Err(f) => {

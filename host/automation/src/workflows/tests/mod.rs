@@ -3,6 +3,7 @@
 //! real HTTP receiver on loopback.
 
 mod actions;
+mod ai;
 mod analytics;
 mod definitions;
 mod hostile;
