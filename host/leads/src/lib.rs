@@ -57,7 +57,9 @@ pub const AREA: Area = Area {
         )
         .expect("the RDAP client can be built");
         ext.insert(rdap);
-        ext.insert(outreach_core::platform::slack::SlackClient::new(state.outbound.clone()));
+        ext.insert(outreach_core::platform::slack::SlackClient::new(
+            state.outbound.clone(),
+        ));
         // Workflows reach lists, scoring and enrichment through it.
         ext.insert::<outreach_core::ports::SharedPoolPort>(std::sync::Arc::new(ports::LeadsPort));
     },

@@ -41,10 +41,10 @@ pub use bindings::types::{
     KeyValidation, LlmKeyValidation, LlmMetadata, ModelInfo, PackMetadata, PluginError, RateLimit,
     ReplyInput, Role, VendorMetadata,
 };
+pub use calls::WorkflowActionType;
 pub use canonical::{
     ActionDescriptor, ActionOutput, Completion, EnrichmentResult, Template, VerificationResult,
 };
-pub use calls::WorkflowActionType;
 pub use classifiers::{ClassifierInfo, REPLY_LABELS, ReplyClassifierInfo, ReplyVerdict};
 pub use dir::{InspectReport, ValidationReport};
 pub use domain_classifiers::{

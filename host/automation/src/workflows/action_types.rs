@@ -43,9 +43,7 @@ pub fn has_effects(plugins: &PluginRuntime, name: &str) -> bool {
     if BUILT_IN.contains(&name) {
         return name != "merge_branches";
     }
-    plugins
-        .workflow_action_type(name)
-        .is_none_or(|t| t.network)
+    plugins.workflow_action_type(name).is_none_or(|t| t.network)
 }
 
 /// The longest an approval may wait (30 days); spec/3 gives only the

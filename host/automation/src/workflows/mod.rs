@@ -7,7 +7,7 @@
 //! - `service.rs`, `store.rs`: definitions, versions, the webhook token.
 //! - `triggers.rs`: manual, incoming webhook, schedule (`cron.rs`) and
 //!   outbox events; `runs.rs`: the run queue, worker and checkpoints
-//!   (group-committed by `run_writer.rs`), records read by
+//!   (their writes in `run_progress.rs`, group-committed by `run_writer.rs`), records read by
 //!   `run_records.rs`; `engine/`: one action (templating, conditions, the types);
 //!   `http_action.rs`: the `http_request` call; `memory.rs`:
 //!   `cross_run_memory`; `dry_run.rs`: `POST .../test`.
@@ -20,8 +20,8 @@
 
 pub mod action_types;
 pub mod ai_actions;
-pub mod approvals;
 pub mod analytics;
+pub mod approvals;
 pub mod budget;
 pub mod cron;
 pub mod definition;
@@ -32,6 +32,8 @@ pub mod memory;
 pub mod model;
 pub mod retention;
 pub mod routes;
+pub mod run_batch;
+pub mod run_progress;
 pub mod run_records;
 pub mod run_writer;
 pub mod runs;

@@ -8,17 +8,17 @@
 //!
 //! A batch that fails as a whole is written again one write per
 //! transaction, so one bad write fails alone. Each statement costs a trip
-//! to SQLite's connection thread, so a batch adds each run's stream events
-//! in one INSERT and each workflow's counters in one UPDATE.
+//! to SQLite's connection thread, so a batch writes each kind of write as
+//! multi-row statements (`run_batch.rs`) and each workflow's counters in
+//! one UPDATE.
 
-use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
-use sqlx::AnyConnection;
 use tokio::sync::{mpsc, oneshot};
 
-use super::runs::{self, NewRun};
+use super::run_batch::{self, Counters, ROWS};
+use super::runs::NewRun;
 use outreach_core::state::AppState;
 use outreach_core::store::Db;
 
@@ -122,7 +122,10 @@ async fn writer(db: Db, mut rx: mpsc::Receiver<Pending>) {
             }
         }
         let started = std::time::Instant::now();
-        match write_all(&db, &batch).await {
+        let writes: Vec<&Write> = batch.iter().map(|(w, _)| w).collect();
+        let together = write_all(&db, &writes).await;
+        drop(writes);
+        match together {
             Ok(answers) => {
                 for ((_, done), answer) in batch.into_iter().zip(answers) {
                     let _ = done.send(Ok(answer));
@@ -131,7 +134,8 @@ async fn writer(db: Db, mut rx: mpsc::Receiver<Pending>) {
             Err(e) => {
                 tracing::warn!(batch = batch.len(), "run writes failed together: {e}");
                 for (write, done) in batch {
-                    let _ = done.send(write_alone(&db, &write).await);
+                    let alone = write_all(&db, &[&write]).await.map(|a| a[0]);
+                    let _ = done.send(alone);
                 }
             }
         }
@@ -140,152 +144,88 @@ async fn writer(db: Db, mut rx: mpsc::Receiver<Pending>) {
     }
 }
 
-async fn write_all(db: &Db, batch: &[Pending]) -> sqlx::Result<Vec<i64>> {
+/// Writes a batch in one transaction: each kind of write as multi-row
+/// statements (`run_batch.rs`), then the held runs' stream events, the
+/// reruns they asked for and the workflows' counters. The first statement
+/// writes, so SQLite takes its write lock at once instead of failing to
+/// upgrade a read lock. Answers each write's number in order.
+async fn write_all(db: &Db, batch: &[&Write]) -> sqlx::Result<Vec<i64>> {
     let mut tx = db.pool.begin().await?;
+    let mut answers = vec![0; batch.len()];
     let mut counters = Counters::default();
-    let mut answers = Vec::with_capacity(batch.len());
-    for (write, _) in batch {
-        answers.push(apply(&mut tx, write, &mut counters).await?);
+    let mut events: Vec<run_batch::Event<'_>> = Vec::new();
+    let mut reruns: Vec<(&NewRun, i64)> = Vec::new();
+
+    let queued: Vec<(usize, &NewRun, i64)> = batch
+        .iter()
+        .enumerate()
+        .filter_map(|(i, w)| match w {
+            Write::Enqueue(run, now) => Some((i, run, *now)),
+            _ => None,
+        })
+        .collect();
+    for chunk in queued.chunks(ROWS) {
+        let rows: Vec<(&NewRun, i64)> = chunk.iter().map(|(_, r, now)| (*r, *now)).collect();
+        let ids = run_batch::enqueue(&mut tx, &rows).await?;
+        for ((i, run, _), id) in chunk.iter().zip(ids) {
+            answers[*i] = id;
+            counters.trigger(run.workflow_id);
+        }
+    }
+
+    let saved: Vec<(usize, &CheckpointWrite)> = batch
+        .iter()
+        .enumerate()
+        .filter_map(|(i, w)| match w {
+            Write::Checkpoint(c) => Some((i, c)),
+            _ => None,
+        })
+        .collect();
+    for chunk in saved.chunks(ROWS) {
+        let rows: Vec<&CheckpointWrite> = chunk.iter().map(|(_, c)| *c).collect();
+        let held = run_batch::checkpoints(&mut tx, &rows).await?;
+        for (i, c) in chunk.iter().filter(|(_, c)| held.contains(&c.run_id)) {
+            answers[*i] = 1;
+            events.extend(
+                c.events
+                    .iter()
+                    .map(|(seq, data)| (c.run_id, *seq, "action", data)),
+            );
+        }
+    }
+
+    let ended: Vec<(usize, &FinishWrite)> = batch
+        .iter()
+        .enumerate()
+        .filter_map(|(i, w)| match w {
+            Write::Finish(f) => Some((i, f)),
+            _ => None,
+        })
+        .collect();
+    for chunk in ended.chunks(ROWS) {
+        let rows: Vec<&FinishWrite> = chunk.iter().map(|(_, f)| *f).collect();
+        let held = run_batch::finishes(&mut tx, &rows).await?;
+        for (i, f) in chunk.iter().filter(|(_, f)| held.contains(&f.run_id)) {
+            answers[*i] = 1;
+            events.extend(
+                f.events
+                    .iter()
+                    .map(|(seq, name, data)| (f.run_id, *seq, *name, data)),
+            );
+            counters.finished(f.workflow_id, f.now);
+            if let Some(again) = &f.rerun {
+                reruns.push((again, f.now));
+            }
+        }
+    }
+
+    for chunk in reruns.chunks(ROWS) {
+        run_batch::enqueue(&mut tx, chunk).await?;
+    }
+    for chunk in events.chunks(ROWS) {
+        run_batch::events(&mut tx, chunk).await?;
     }
     counters.write(&mut tx).await?;
     tx.commit().await?;
     Ok(answers)
-}
-
-async fn write_alone(db: &Db, write: &Write) -> sqlx::Result<i64> {
-    let mut tx = db.pool.begin().await?;
-    let mut counters = Counters::default();
-    let answer = apply(&mut tx, write, &mut counters).await?;
-    counters.write(&mut tx).await?;
-    tx.commit().await?;
-    Ok(answer)
-}
-
-/// What a batch adds to each workflow's counters: triggers, finished runs
-/// and the latest finish.
-#[derive(Default)]
-struct Counters(HashMap<i64, (i64, i64, Option<i64>)>);
-
-impl Counters {
-    fn trigger(&mut self, workflow_id: i64) {
-        self.0.entry(workflow_id).or_default().0 += 1;
-    }
-
-    fn finished(&mut self, workflow_id: i64, at: i64) {
-        let c = self.0.entry(workflow_id).or_default();
-        c.1 += 1;
-        c.2 = c.2.max(Some(at));
-    }
-
-    async fn write(&self, conn: &mut AnyConnection) -> sqlx::Result<()> {
-        for (id, (triggers, runs, last)) in &self.0 {
-            sqlx::query(
-                "UPDATE workflows SET trigger_count = trigger_count + $1,                  run_count = run_count + $2, last_run_at = COALESCE($3, last_run_at) WHERE id = $4",
-            )
-            .bind(triggers)
-            .bind(runs)
-            .bind(last)
-            .bind(id)
-            .execute(&mut *conn)
-            .await?;
-        }
-        Ok(())
-    }
-}
-
-// Every write starts with its UPDATE or INSERT: a transaction that starts
-// with a write waits for another process's on SQLite instead of failing to
-// upgrade a read lock.
-async fn apply(conn: &mut AnyConnection, write: &Write, counters: &mut Counters) -> sqlx::Result<i64> {
-    match write {
-        Write::Enqueue(run, now) => {
-            let id = runs::enqueue(conn, run, *now).await?;
-            counters.trigger(run.workflow_id);
-            Ok(id)
-        }
-        Write::Checkpoint(c) => write_checkpoint(conn, c).await,
-        Write::Finish(f) => {
-            let held = write_finish(conn, f).await?;
-            if held == 1 {
-                counters.finished(f.workflow_id, f.now);
-            }
-            Ok(held)
-        }
-    }
-}
-
-async fn write_checkpoint(conn: &mut AnyConnection, c: &CheckpointWrite) -> sqlx::Result<i64> {
-    let done = sqlx::query(
-        "UPDATE workflow_runs SET checkpoint = $1, actions_executed = $2, domain_count = $3, \
-         lease_until = $4 WHERE id = $5 AND lease_owner = $6 AND status = 'running'",
-    )
-    .bind(&c.checkpoint)
-    .bind(&c.records)
-    .bind(c.domain_count)
-    .bind(c.lease_until)
-    .bind(c.run_id)
-    .bind(&*c.owner)
-    .execute(&mut *conn)
-    .await?;
-    if done.rows_affected() == 0 {
-        return Ok(0);
-    }
-    let events: Vec<(i64, &str, &Value)> =
-        c.events.iter().map(|(seq, data)| (*seq, "action", data)).collect();
-    add_events(conn, c.run_id, &events).await?;
-    Ok(1)
-}
-
-async fn write_finish(conn: &mut AnyConnection, f: &FinishWrite) -> sqlx::Result<i64> {
-    let done = sqlx::query(
-        "UPDATE workflow_runs SET status = $1, error = $2, checkpoint = $3, actions_executed = $4, \
-         domain_count = $5, finished_at = $6, lease_owner = NULL, lease_until = NULL \
-         WHERE id = $7 AND lease_owner = $8 AND status = 'running'",
-    )
-    .bind(f.status)
-    .bind(&f.error)
-    .bind(&f.checkpoint)
-    .bind(&f.records)
-    .bind(f.domain_count)
-    .bind(f.now)
-    .bind(f.run_id)
-    .bind(&*f.owner)
-    .execute(&mut *conn)
-    .await?;
-    if done.rows_affected() == 0 {
-        return Ok(0); // another server took it over
-    }
-    let events: Vec<(i64, &str, &Value)> =
-        f.events.iter().map(|(seq, name, data)| (*seq, *name, data)).collect();
-    add_events(conn, f.run_id, &events).await?;
-    if let Some(again) = &f.rerun {
-        runs::enqueue(conn, again, f.now).await?;
-    }
-    Ok(1)
-}
-
-/// Adds a run's stream events in one statement; an event already there
-/// (a resumed run writing it again) is kept.
-async fn add_events(
-    conn: &mut AnyConnection,
-    run_id: i64,
-    events: &[(i64, &str, &Value)],
-) -> sqlx::Result<()> {
-    if events.is_empty() {
-        return Ok(());
-    }
-    let rows: Vec<String> = (0..events.len())
-        .map(|i| format!("($1, ${}, ${}, ${})", 3 * i + 2, 3 * i + 3, 3 * i + 4))
-        .collect();
-    let sql = format!(
-        "INSERT INTO workflow_run_events (run_id, seq, name, data) VALUES {} \
-         ON CONFLICT (run_id, seq) DO NOTHING",
-        rows.join(", ")
-    );
-    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(run_id);
-    for (seq, name, data) in events {
-        query = query.bind(*seq).bind(*name).bind(data.to_string());
-    }
-    query.execute(conn).await?;
-    Ok(())
 }

@@ -23,12 +23,12 @@ use sqlx::{AnyConnection, Row};
 use tokio::sync::Notify;
 use tracing::Instrument;
 
+use super::action_types::has_effects;
 use super::definition::effective_limits;
 use super::engine::conditions::all_hold;
-use super::engine::{self, Failure, RunEnv, Working, actions, retry_wait};
+use super::engine::{self, RunEnv, Working, actions, retry_wait};
 use super::model::*;
-use super::run_writer::{self, CheckpointWrite, FinishWrite};
-use super::action_types::has_effects;
+use super::run_progress::{checkpoint, finish, renew_lease, wait_for_retry};
 use super::store::{self, WorkflowRow};
 use outreach_core::accounts::Plan;
 use outreach_core::platform::clock::iso;
@@ -112,7 +112,8 @@ pub struct Checkpoint {
     pub resume_at: Option<usize>,
 }
 
-pub async fn enqueue(conn: &mut AnyConnection, run: &NewRun, now: i64) -> sqlx::Result<i64> {
+/// A new run's checkpoint text and domain count.
+pub fn initial_checkpoint(run: &NewRun) -> (String, i64) {
     let checkpoint = match run.resume_at {
         Some(next) => Checkpoint {
             input: run.items.clone(),
@@ -131,36 +132,30 @@ pub async fn enqueue(conn: &mut AnyConnection, run: &NewRun, now: i64) -> sqlx::
         },
     };
     let count = run.items.as_ref().map(|i| i.len() as i64).unwrap_or(0);
-    sqlx::query_scalar(
-        "INSERT INTO workflow_runs (workflow_id, account_id, status, trigger_event, trigger_data, \
-         domain_count, checkpoint, rerun_of, due_at, created_at) \
-         VALUES ($1, $2, 'queued', $3, $4, $5, $6, $7, $8, $9) RETURNING id",
+    (
+        serde_json::to_string(&checkpoint).unwrap_or_default(),
+        count,
     )
-    .bind(run.workflow_id)
-    .bind(run.account_id)
-    .bind(&run.trigger_event)
-    .bind(run.trigger_data.to_string())
-    .bind(count)
-    .bind(serde_json::to_string(&checkpoint).unwrap_or_default())
-    .bind(run.rerun_of)
-    .bind(run.due_at)
-    .bind(now)
-    .fetch_one(conn)
-    .await
 }
 
-struct Claimed {
-    id: i64,
-    workflow_id: i64,
-    account_id: i64,
-    trigger_event: String,
-    trigger_data: Value,
-    checkpoint: Checkpoint,
-    records: Vec<WorkflowActionRecord>,
-    rerun_of: Option<i64>,
-    started_at: i64,
+/// Queues `run` on `conn` (the caller's transaction); answers its id.
+pub async fn enqueue(conn: &mut AnyConnection, run: &NewRun, now: i64) -> sqlx::Result<i64> {
+    let ids = super::run_batch::enqueue(conn, &[(run, now)]).await?;
+    ids.first().copied().ok_or(sqlx::Error::RowNotFound)
+}
+
+pub(super) struct Claimed {
+    pub(super) id: i64,
+    pub(super) workflow_id: i64,
+    pub(super) account_id: i64,
+    pub(super) trigger_event: String,
+    pub(super) trigger_data: Value,
+    pub(super) checkpoint: Checkpoint,
+    pub(super) records: Vec<WorkflowActionRecord>,
+    pub(super) rerun_of: Option<i64>,
+    pub(super) started_at: i64,
     /// Records whose stream events are written (all of them at a claim).
-    written: usize,
+    pub(super) written: usize,
 }
 
 const CLAIMED: &str = "id, workflow_id, account_id, trigger_event, trigger_data, checkpoint, \
@@ -266,10 +261,7 @@ async fn pool_records(state: &AppState, batch: &[Claimed]) -> anyhow::Result<eng
     if domains.is_empty() {
         return Ok(engine::PoolRecords::new());
     }
-    state
-        .ext::<SharedPoolPort>()
-        .records(state, &domains)
-        .await
+    state.ext::<SharedPoolPort>().records(state, &domains).await
 }
 
 /// One pass: claims due runs and executes them concurrently. Answers how
@@ -426,7 +418,9 @@ async fn execute(
                 if let Some(wait) =
                     retry_wait(action, run.checkpoint.attempt).filter(|_| f.retryable)
                 {
-                    if run.written < run.records.len() && !checkpoint(state, owner, &mut run).await? {
+                    if run.written < run.records.len()
+                        && !checkpoint(state, owner, &mut run).await?
+                    {
                         return Ok(());
                     }
                     run.checkpoint.attempt += 1;
@@ -457,7 +451,8 @@ async fn execute(
         // network, merge_branches) is not checkpointed on its own: a
         // resumed run repeating it changes nothing, and its record and
         // event go with the next write (docs/decisions/workflows.md).
-        if run.checkpoint.next < actions.len() && !has_effects(&state.plugins, &action.action_type) {
+        if run.checkpoint.next < actions.len() && !has_effects(&state.plugins, &action.action_type)
+        {
             continue;
         }
         if !checkpoint(state, owner, &mut run).await? {
@@ -502,162 +497,5 @@ async fn seed(
         ..Working::default()
     };
     cp.seeded = true;
-    Ok(())
-}
-
-/// Renews the run's lease every third of it until aborted.
-fn renew_lease(state: &AppState, run_id: i64, owner: &str) -> tokio::task::JoinHandle<()> {
-    let state = state.clone();
-    let owner = owner.to_owned();
-    tokio::spawn(async move {
-        loop {
-            tokio::time::sleep(Duration::from_millis((LEASE_MS / 3) as u64)).await;
-            let until = state.clock.now_ms() + LEASE_MS;
-            let renewed = sqlx::query(
-                "UPDATE workflow_runs SET lease_until = $1 WHERE id = $2 AND lease_owner = $3 \
-                 AND status = 'running'",
-            )
-            .bind(until)
-            .bind(run_id)
-            .bind(&owner)
-            .execute(&state.db.pool)
-            .await;
-            if let Err(e) = renewed {
-                tracing::warn!(run_id, "renewing a run lease: {e}");
-            }
-        }
-    })
-}
-
-fn action_event(record: &WorkflowActionRecord) -> Value {
-    json!({
-        "index": record.index,
-        "type": record.action_type,
-        "status": record.status,
-        "result": record.result,
-        "error": record.error,
-        "input_count": record.input_count,
-        "output_count": record.output_count,
-        "attempts": record.attempts,
-        "duration_ms": record.duration_ms,
-    })
-}
-
-/// The stream events of the records not yet written: record `i` is event
-/// `i + 1`.
-fn unwritten_events(run: &Claimed) -> impl Iterator<Item = (i64, Value)> + '_ {
-    run.records
-        .iter()
-        .enumerate()
-        .skip(run.written)
-        .map(|(i, r)| (i as i64 + 1, action_event(r)))
-}
-
-/// Writes the checkpoint and the events of the actions recorded since the
-/// last write if this server still holds the lease; answers whether it
-/// did.
-async fn checkpoint(state: &AppState, owner: &Arc<str>, run: &mut Claimed) -> anyhow::Result<bool> {
-    let events = unwritten_events(run).collect();
-    let held = run_writer::checkpoint(
-        state,
-        CheckpointWrite {
-            run_id: run.id,
-            owner: owner.clone(),
-            checkpoint: serde_json::to_string(&run.checkpoint)?,
-            records: serde_json::to_string(&run.records)?,
-            domain_count: run.checkpoint.working.items.len() as i64,
-            lease_until: state.clock.now_ms() + LEASE_MS,
-            events,
-        },
-    )
-    .await?;
-    run.written = run.records.len();
-    Ok(held)
-}
-
-/// Parks the run until its retry is due.
-async fn wait_for_retry(
-    state: &AppState,
-    owner: &str,
-    run: &Claimed,
-    due: i64,
-    failure: &Failure,
-) -> anyhow::Result<()> {
-    tracing::info!(
-        attempt = run.checkpoint.attempt,
-        "action failed, retrying: {}",
-        failure.message
-    );
-    sqlx::query(
-        "UPDATE workflow_runs SET status = 'waiting', due_at = $1, checkpoint = $2, \
-         lease_owner = NULL, lease_until = NULL WHERE id = $3 AND lease_owner = $4",
-    )
-    .bind(due)
-    .bind(serde_json::to_string(&run.checkpoint)?)
-    .bind(run.id)
-    .bind(owner)
-    .execute(&state.db.pool)
-    .await?;
-    Ok(())
-}
-
-/// Ends the run: its status, the `run.finished` event, the workflow's
-/// counters, and a `retry_failed` rerun of a failed first run.
-async fn finish(
-    state: &AppState,
-    owner: &Arc<str>,
-    workflow: &WorkflowRow,
-    run: &mut Claimed,
-    error: Option<String>,
-) -> anyhow::Result<()> {
-    let status = match (&error, run.checkpoint.partial) {
-        (Some(_), _) => "error",
-        (None, true) => "partial",
-        (None, false) => "success",
-    };
-    let now = state.clock.now_ms();
-    let records = run.records.len() as i64;
-    let mut events: Vec<(i64, &'static str, Value)> = unwritten_events(run)
-        .map(|(seq, data)| (seq, "action", data))
-        .collect();
-    let finished = json!({
-        "status": status,
-        "error": error,
-        "domain_count": run.checkpoint.working.items.len(),
-        "finished_at": iso(now),
-    });
-    events.push((records + 1, "run.finished", finished));
-    let rerun = (status == "error" && workflow.definition.retry_failed && run.rerun_of.is_none())
-        .then(|| NewRun {
-            workflow_id: workflow.id,
-            account_id: run.account_id,
-            trigger_event: run.trigger_event.clone(),
-            trigger_data: run.trigger_data.clone(),
-            items: run.checkpoint.input.clone(),
-            due_at: now,
-            rerun_of: Some(run.id),
-            resume_at: run.checkpoint.resume_at,
-        });
-    let held = run_writer::finish(
-        state,
-        FinishWrite {
-            run_id: run.id,
-            owner: owner.clone(),
-            workflow_id: workflow.id,
-            status,
-            error,
-            checkpoint: serde_json::to_string(&run.checkpoint)?,
-            records: serde_json::to_string(&run.records)?,
-            domain_count: run.checkpoint.working.items.len() as i64,
-            now,
-            events,
-            rerun,
-        },
-    )
-    .await?;
-    if held {
-        tracing::info!(status, "workflow run finished");
-        metrics::counter!("workflow_runs_finished_total", "status" => status).increment(1);
-    }
     Ok(())
 }

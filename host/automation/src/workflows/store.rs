@@ -229,7 +229,6 @@ pub async fn set_active(conn: &mut AnyConnection, id: i64, active: bool) -> sqlx
     Ok(())
 }
 
-
 // Versions.
 
 pub async fn next_version_number(conn: &mut AnyConnection, workflow_id: i64) -> sqlx::Result<i64> {

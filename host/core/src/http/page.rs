@@ -87,7 +87,10 @@ mod tests {
             .to_str()
             .unwrap()
             .to_owned();
-        assert!(csp.starts_with("default-src 'none'; style-src 'sha256-"), "{csp}");
+        assert!(
+            csp.starts_with("default-src 'none'; style-src 'sha256-"),
+            "{csp}"
+        );
         assert!(!csp.contains("unsafe"), "{csp}");
         assert_eq!(page.headers()[header::CACHE_CONTROL], "no-store");
     }

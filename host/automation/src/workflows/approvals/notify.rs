@@ -40,7 +40,10 @@ pub async fn enqueue(
         .map(|channel| NewJob {
             idempotency_key: Some(format!("{approval_id}:{channel}")),
             max_attempts: 1 + RETRIES.len() as i64,
-            ..NewJob::new(QUEUE, json!({"approval_id": approval_id, "channel": channel}))
+            ..NewJob::new(
+                QUEUE,
+                json!({"approval_id": approval_id, "channel": channel}),
+            )
         })
         .collect();
     JobQueue::enqueue_many_on(conn, backend, &jobs, now).await?;

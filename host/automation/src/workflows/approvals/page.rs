@@ -20,12 +20,18 @@ fn summary(row: &ApprovalRow) -> String {
         .iter()
         .take(LISTED)
         .map(|i| {
-            let d = i.get("domain").and_then(Value::as_str).unwrap_or("(no domain)");
+            let d = i
+                .get("domain")
+                .and_then(Value::as_str)
+                .unwrap_or("(no domain)");
             format!("<li>{}</li>", escape_html(d))
         })
         .collect();
     let more = if row.items.len() > LISTED {
-        format!("<p class=\"muted\">and {} more</p>", row.items.len() - LISTED)
+        format!(
+            "<p class=\"muted\">and {} more</p>",
+            row.items.len() - LISTED
+        )
     } else {
         String::new()
     };
@@ -68,7 +74,7 @@ pub fn approval(row: &ApprovalRow, now: i64) -> Response {
 }
 
 /// The page a form post answers.
-pub fn decided(status: StatusCode, row: &ApprovalRow, outcome: &WorkflowApprovalDecision) -> Response {
+pub fn decided(row: &ApprovalRow, outcome: &WorkflowApprovalDecision) -> Response {
     let text = match outcome.status.as_str() {
         "approved" => "Approved: the workflow continues with the domains below.".to_owned(),
         "rejected" => "Rejected: the workflow continues on its rejection path.".to_owned(),
@@ -83,7 +89,7 @@ pub fn decided(status: StatusCode, row: &ApprovalRow, outcome: &WorkflowApproval
         .map(|id| format!("<p class=\"muted\">Run <span id=\"run\">{id}</span>.</p>"))
         .unwrap_or_default();
     html_page(
-        status,
+        StatusCode::OK,
         "Approval request",
         &format!(
             "<p id=\"status\" data-status=\"{}\">{}</p>{run}{}",

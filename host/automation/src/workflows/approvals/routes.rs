@@ -29,7 +29,10 @@ pub fn public_router() -> OpenApiRouter<AppState> {
         (status = 200, description = "The approval page", content_type = "text/html", body = String),
         (status = 404, description = "Unknown token, or the workflow was deleted", body = ErrorBody),
     ))]
-async fn approval_page(State(state): State<AppState>, Path(token): Path<String>) -> ApiResult<Response> {
+async fn approval_page(
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+) -> ApiResult<Response> {
     let row = service::find(&state, &token).await?;
     Ok(page::approval(&row, state.clock.now_ms()))
 }
@@ -37,7 +40,8 @@ async fn approval_page(State(state): State<AppState>, Path(token): Path<String>)
 /// Decides: JSON `{decision}` or the form field `decision` (the page's
 /// buttons). The first decision starts a new run with trigger_event
 /// approval_received; any later one answers already_decided (409), one
-/// after expiry expired (410). A form post answers a page, JSON a body.
+/// after expiry expired (410). A form post answers a page (200) saying
+/// which, JSON a body.
 #[utoipa::path(post, path = "/v1/workflows/approvals/{token}", tag = "workflows",
     operation_id = "workflow_approval_decide",
     params(("token" = String, Path, description = "The approval's token")),
@@ -87,8 +91,10 @@ async fn decide(
         _ => StatusCode::OK,
     };
     if form {
+        // A browser shows the outcome as a page (200 whatever it says: the
+        // error layer would turn a 4xx page into a JSON error body).
         let row = service::find(&state, &token).await?;
-        return Ok(page::decided(status, &row, &outcome));
+        return Ok(page::decided(&row, &outcome));
     }
     Ok((status, Json(outcome)).into_response())
 }

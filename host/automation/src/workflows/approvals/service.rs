@@ -48,11 +48,7 @@ pub fn open_token(state: &AppState, row: &ApprovalRow) -> anyhow::Result<String>
 /// the approval (once, even when a resumed run repeats the action), queues
 /// its announcement in the same transaction, and answers an outcome that
 /// ends the run with the action recorded as waiting.
-pub async fn wait(
-    env: &RunEnv<'_>,
-    config: &Value,
-    items: Vec<Value>,
-) -> Result<Outcome, Failure> {
+pub async fn wait(env: &RunEnv<'_>, config: &Value, items: Vec<Value>) -> Result<Outcome, Failure> {
     let Some(index) = env.action_index else {
         return Err(Failure::fatal(
             "wait_for_approval must be a top-level action: a branch or an inlined workflow cannot wait",
