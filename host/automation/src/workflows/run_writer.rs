@@ -121,27 +121,43 @@ async fn writer(db: Db, mut rx: mpsc::Receiver<Pending>) {
                 Err(_) => break,
             }
         }
-        let started = std::time::Instant::now();
-        let writes: Vec<&Write> = batch.iter().map(|(w, _)| w).collect();
-        let together = write_all(&db, &writes).await;
-        drop(writes);
-        match together {
-            Ok(answers) => {
-                for ((_, done), answer) in batch.into_iter().zip(answers) {
-                    let _ = done.send(Ok(answer));
-                }
-            }
-            Err(e) => {
-                tracing::warn!(batch = batch.len(), "run writes failed together: {e}");
-                for (write, done) in batch {
-                    let alone = write_all(&db, &[&write]).await.map(|a| a[0]);
-                    let _ = done.send(alone);
-                }
+        // New runs commit first, on their own: the webhook caller waiting
+        // for its 202 does not wait for other runs' ends, which carry
+        // their records and take longer to write.
+        let (queued, rest): (Vec<Pending>, Vec<Pending>) = batch
+            .into_iter()
+            .partition(|(w, _)| matches!(w, Write::Enqueue(..)));
+        for part in [queued, rest] {
+            if !part.is_empty() {
+                commit(&db, part).await;
             }
         }
-        metrics::histogram!("workflow_run_writes_batch_seconds")
-            .record(started.elapsed().as_secs_f64());
     }
+}
+
+/// Writes `batch` in one transaction and answers each caller; when that
+/// fails, each write alone.
+async fn commit(db: &Db, batch: Vec<Pending>) {
+    let started = std::time::Instant::now();
+    let writes: Vec<&Write> = batch.iter().map(|(w, _)| w).collect();
+    let together = write_all(db, &writes).await;
+    drop(writes);
+    match together {
+        Ok(answers) => {
+            for ((_, done), answer) in batch.into_iter().zip(answers) {
+                let _ = done.send(Ok(answer));
+            }
+        }
+        Err(e) => {
+            tracing::warn!(batch = batch.len(), "run writes failed together: {e}");
+            for (write, done) in batch {
+                let alone = write_all(db, &[&write]).await.map(|a| a[0]);
+                let _ = done.send(alone);
+            }
+        }
+    }
+    metrics::histogram!("workflow_run_writes_batch_seconds")
+        .record(started.elapsed().as_secs_f64());
 }
 
 /// Writes a batch in one transaction: each kind of write as multi-row
