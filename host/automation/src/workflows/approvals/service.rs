@@ -125,7 +125,7 @@ pub async fn wait(env: &RunEnv<'_>, config: &Value, items: Vec<Value>) -> Result
 
 enum Stored {
     New(i64),
-    Existing(ApprovalRow),
+    Existing(Box<ApprovalRow>),
 }
 
 async fn store_approval(
@@ -141,11 +141,11 @@ async fn store_approval(
             notify::enqueue(&mut tx, state.db.backend, id, channels, approval.now).await?;
             Stored::New(id)
         }
-        None => Stored::Existing(
+        None => Stored::Existing(Box::new(
             store::by_run_action(&mut tx, approval.run_id, approval.action_index)
                 .await?
                 .ok_or_else(|| anyhow::anyhow!("the approval vanished"))?,
-        ),
+        )),
     };
     tx.commit().await?;
     Ok(stored)
