@@ -39,6 +39,10 @@ fi
 
 step "Build"
 cargo build --workspace --all-targets
+# The tests and scripts run this binary instead of building their own with
+# `cargo build -p outreach`, whose narrower feature set rebuilt the core
+# crates in place while the workspace's tests were still using them.
+export OUTREACH_BIN="$CARGO_TARGET_DIR/debug/outreach"
 
 step "Tests on SQLite"
 OUTREACH_TEST_BACKEND=sqlite cargo test --workspace
