@@ -269,6 +269,24 @@ impl JobQueue {
         Ok(claimed)
     }
 
+    /// A worker's loop over `pass` (a `work_once` of its queue): another
+    /// pass at once after one that claimed jobs, else after a second; a
+    /// failed pass is logged under `what` and the loop goes on.
+    pub async fn keep_working<F, Fut>(what: &str, mut pass: F)
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = anyhow::Result<usize>>,
+    {
+        loop {
+            match pass().await {
+                Ok(n) if n > 0 => continue,
+                Ok(_) => {}
+                Err(e) => tracing::warn!("{what}: {e:#}"),
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    }
+
     /// Job status by id, for tests and diagnostics.
     pub async fn status(&self, id: i64) -> anyhow::Result<Option<String>> {
         Ok(sqlx::query_scalar("SELECT status FROM jobs WHERE id = $1")

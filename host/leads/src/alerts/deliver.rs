@@ -145,12 +145,6 @@ pub async fn run_once(state: &AppState, owner: &str) -> anyhow::Result<usize> {
 /// The delivery worker `serve` starts.
 pub async fn run(state: AppState) {
     let owner = format!("alerts-{}", uuid::Uuid::new_v4().simple());
-    loop {
-        match run_once(&state, &owner).await {
-            Ok(n) if n > 0 => continue,
-            Ok(_) => {}
-            Err(e) => tracing::warn!(error = %e, "alert delivery pass failed"),
-        }
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
+    let (state, owner) = (&state, owner.as_str());
+    JobQueue::keep_working("alert delivery pass failed", || run_once(state, owner)).await;
 }

@@ -163,13 +163,7 @@ pub fn start(state: &AppState) {
     let state = state.clone();
     tokio::spawn(async move {
         let owner = format!("approvals-{}", uuid::Uuid::new_v4().simple());
-        loop {
-            match run_once(&state, &owner).await {
-                Ok(n) if n > 0 => continue,
-                Ok(_) => {}
-                Err(e) => tracing::warn!("approval announcements: {e:#}"),
-            }
-            tokio::time::sleep(Duration::from_secs(1)).await;
-        }
+        let (state, owner) = (&state, owner.as_str());
+        JobQueue::keep_working("approval announcements", || run_once(state, owner)).await;
     });
 }

@@ -91,51 +91,46 @@ pub async fn insert(conn: &mut AnyConnection, a: &NewApproval<'_>) -> sqlx::Resu
     .await
 }
 
+/// The one approval `query` (a SELECT of [`selecting`]) finds.
+async fn one(
+    conn: &mut AnyConnection,
+    query: sqlx::query::Query<'_, sqlx::Any, sqlx::any::AnyArguments>,
+) -> sqlx::Result<Option<ApprovalRow>> {
+    query
+        .fetch_optional(conn)
+        .await?
+        .as_ref()
+        .map(row)
+        .transpose()
+}
+
+/// The approvals (with their workflow's name) that meet `condition`.
+fn selecting(condition: &str) -> sqlx::AssertSqlSafe<String> {
+    sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM workflow_approvals a JOIN workflows w ON w.id = a.workflow_id \
+         WHERE {condition}"
+    ))
+}
+
 pub async fn by_run_action(
     conn: &mut AnyConnection,
     run_id: i64,
     action_index: i64,
 ) -> sqlx::Result<Option<ApprovalRow>> {
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM workflow_approvals a JOIN workflows w ON w.id = a.workflow_id \
-         WHERE a.run_id = $1 AND a.action_index = $2"
-    )))
-    .bind(run_id)
-    .bind(action_index)
-    .fetch_optional(conn)
-    .await?
-    .as_ref()
-    .map(row)
-    .transpose()
+    let sql = selecting("a.run_id = $1 AND a.action_index = $2");
+    one(conn, sqlx::query(sql).bind(run_id).bind(action_index)).await
 }
 
 pub async fn by_token_hash(
     conn: &mut AnyConnection,
     token_hash: &str,
 ) -> sqlx::Result<Option<ApprovalRow>> {
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM workflow_approvals a JOIN workflows w ON w.id = a.workflow_id \
-         WHERE a.token_hash = $1"
-    )))
-    .bind(token_hash)
-    .fetch_optional(conn)
-    .await?
-    .as_ref()
-    .map(row)
-    .transpose()
+    let sql = selecting("a.token_hash = $1");
+    one(conn, sqlx::query(sql).bind(token_hash.to_owned())).await
 }
 
 pub async fn by_id(conn: &mut AnyConnection, id: i64) -> sqlx::Result<Option<ApprovalRow>> {
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM workflow_approvals a JOIN workflows w ON w.id = a.workflow_id \
-         WHERE a.id = $1"
-    )))
-    .bind(id)
-    .fetch_optional(conn)
-    .await?
-    .as_ref()
-    .map(row)
-    .transpose()
+    one(conn, sqlx::query(selecting("a.id = $1")).bind(id)).await
 }
 
 /// Records `decision` if nobody decided before and the approval has not
