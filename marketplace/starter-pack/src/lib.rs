@@ -15,7 +15,7 @@ fn template(
     trigger_type: &str,
     trigger_config: serde_json::Value,
     actions: serde_json::Value,
-    price_cents: u32,
+    price_cents: Option<u32>,
     industries: &[&str],
 ) -> Template {
     Template {
@@ -56,7 +56,7 @@ impl TemplatePack for StarterPack {
                     {"type": "filter_domains", "config": {"op": "equals", "field": "industry", "value": "saas", "limit": 500}},
                     {"type": "add_to_list", "config": {"list_id": null}}
                 ]),
-                0,
+                Some(0),
                 &["saas"],
             ),
             template(
@@ -71,7 +71,7 @@ impl TemplatePack for StarterPack {
                     {"type": "filter_domains", "config": {"op": "equals", "field": "score_band", "value": "hot", "limit": 50}},
                     {"type": "enroll_in_sequence", "config": {"sequence_id": null}, "retry": {"attempts": 2, "backoff_seconds": 5}}
                 ]),
-                1900,
+                Some(1900),
                 &["agency"],
             ),
             template(
@@ -85,7 +85,7 @@ impl TemplatePack for StarterPack {
                     {"type": "ai_extract", "config": {"prompt": "Summarise the changes"}},
                     {"type": "http_request", "config": {"method": "POST", "url": "{{webhook_url}}", "body": {"text": "{{previous_result}}"}, "timeout_seconds": 30}}
                 ]),
-                4900,
+                None,
                 &["ecommerce"],
             ),
         ]
