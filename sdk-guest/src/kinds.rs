@@ -205,8 +205,8 @@ pub trait WorkflowAction {
 ///             trigger_config: "{}".into(),
 ///             actions: r#"[{"type":"enrich","config":{"fields":["dns","tech_stack"]}}]"#.into(),
 ///             conditions: "[]".into(),
-///             price_cents: 0,
-///             industries: vec!["saas".into()],
+///             price_cents: Some(0),
+///             industries: vec!["Software".into()],
 ///         }]
 ///     }
 /// }
