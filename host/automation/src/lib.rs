@@ -3,14 +3,16 @@
 //! "Templates").
 //!
 //! Each spec area is one module folder here with `routes.rs`, `service.rs`,
-//! `store.rs` and `tests.rs`: `webhooks/`, `workflows/` and `connections/`
-//! (the saved connections `http_request` actions name) now; `templates/`
-//! and `marketplace/` as their issues land.
+//! `store.rs` and `tests.rs`: `webhooks/`, `workflows/`, `connections/`
+//! (the saved connections `http_request` actions name), `templates/` and
+//! `marketplace/`.
 
 use outreach_core::Area;
 use utoipa_axum::router::OpenApiRouter;
 
 pub mod connections;
+pub mod marketplace;
+pub mod templates;
 pub mod webhooks;
 pub mod workflows;
 
@@ -23,11 +25,14 @@ pub const AREA: Area = Area {
             .merge(webhooks::routes::router())
             .merge(workflows::routes::router())
             .merge(connections::routes::router())
+            .merge(templates::routes::router())
+            .merge(marketplace::routes::router())
     },
-    public: workflows::routes::public_router,
+    public: || workflows::routes::public_router().merge(templates::routes::public_router()),
     extend: |state, ext| {
         ext.insert(webhooks::deliver::Deliverer::new(state));
         workflows::extend(state, ext);
+        ext.insert(templates::catalog::TemplateCatalog::default());
     },
     workers: |state| {
         webhooks::deliver::start_workers(state);

@@ -126,6 +126,15 @@ pub trait PoolPort: Send + Sync {
         domains: &'a [String],
         fields: &'a [String],
     ) -> BoxFuture<'a, PortResult<Value>>;
+
+    /// The industries the actor's account works in, for template
+    /// suggestions: those of the pool records of its lead lists' domains
+    /// and those its audiences filter on, most frequent first.
+    fn account_industries<'a>(
+        &'a self,
+        state: &'a AppState,
+        actor: Actor,
+    ) -> BoxFuture<'a, anyhow::Result<Vec<String>>>;
 }
 
 /// Sequences and the inbox, for workflows.
@@ -155,6 +164,14 @@ pub trait OutboundPort: Send + Sync {
         reply: &'a AutoReply,
         items: &'a [Value],
     ) -> BoxFuture<'a, PortResult<Value>>;
+
+    /// The ids of the actor's account's sequences, for template
+    /// suggestions (a sequence no workflow enrols into).
+    fn sequence_ids<'a>(
+        &'a self,
+        state: &'a AppState,
+        actor: Actor,
+    ) -> BoxFuture<'a, anyhow::Result<Vec<i64>>>;
 }
 
 /// The config of an `auto_reply_template` action, after templating.

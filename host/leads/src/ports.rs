@@ -175,6 +175,41 @@ async fn owns(
     })
 }
 
+/// Industries of the account's list domains (by how many domains) and of
+/// its audiences' filters (each counted once), most frequent first.
+async fn account_industries(state: &AppState, actor: Actor) -> anyhow::Result<Vec<String>> {
+    use sqlx::Row;
+    let rows = sqlx::query(
+        "SELECT d.industry AS industry, COUNT(*) AS n FROM list_items li \
+         JOIN domains d ON d.domain = li.domain \
+         WHERE li.account_id = $1 AND d.industry IS NOT NULL AND d.industry <> '' \
+         GROUP BY d.industry",
+    )
+    .bind(actor.account_id)
+    .fetch_all(&state.db.pool)
+    .await?;
+    let mut counted: HashMap<String, i64> = HashMap::new();
+    for r in &rows {
+        counted.insert(r.try_get("industry")?, r.try_get("n")?);
+    }
+    let filters: Vec<String> =
+        sqlx::query_scalar("SELECT filters FROM audiences WHERE account_id = $1")
+            .bind(actor.account_id)
+            .fetch_all(&state.db.pool)
+            .await?;
+    for text in filters {
+        let f: Value = serde_json::from_str(&text).unwrap_or_default();
+        for name in f["industries"].as_array().into_iter().flatten() {
+            if let Some(name) = name.as_str() {
+                *counted.entry(name.to_owned()).or_default() += 1;
+            }
+        }
+    }
+    let mut out: Vec<(String, i64)> = counted.into_iter().collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    Ok(out.into_iter().map(|(name, _)| name).collect())
+}
+
 async fn add_to_list(
     state: &AppState,
     actor: Actor,
@@ -327,6 +362,14 @@ impl PoolPort for LeadsPort {
         items: Vec<Value>,
     ) -> BoxFuture<'a, PortResult<Vec<Value>>> {
         Box::pin(score_items(state, actor, rule_id, items))
+    }
+
+    fn account_industries<'a>(
+        &'a self,
+        state: &'a AppState,
+        actor: Actor,
+    ) -> BoxFuture<'a, anyhow::Result<Vec<String>>> {
+        Box::pin(account_industries(state, actor))
     }
 
     fn enrich<'a>(

@@ -380,6 +380,21 @@ impl OutboundPort for SequencesPort {
     ) -> BoxFuture<'a, PortResult<Value>> {
         Box::pin(auto_reply(state, actor, reply, items))
     }
+
+    fn sequence_ids<'a>(
+        &'a self,
+        state: &'a AppState,
+        actor: Actor,
+    ) -> BoxFuture<'a, anyhow::Result<Vec<i64>>> {
+        Box::pin(async move {
+            Ok(
+                sqlx::query_scalar("SELECT id FROM sequences WHERE account_id = $1 ORDER BY id")
+                    .bind(actor.account_id)
+                    .fetch_all(&state.db.pool)
+                    .await?,
+            )
+        })
+    }
 }
 
 #[cfg(test)]

@@ -257,7 +257,13 @@ impl ActionCatalog {
         at: &str,
     ) -> Result<(), String> {
         let validator = self.validator(type_name, resolved)?;
-        let Some(error) = validator.iter_errors(config).next() else {
+        // A placeholder stands for a value the installer fills in later
+        // (`placeholders.rs`): whatever the schema says of that field, it
+        // is checked again when the workflow is saved with the value.
+        let Some(error) = validator
+            .iter_errors(config)
+            .find(|e| super::placeholders::name_of(e.instance()).is_none())
+        else {
             return Ok(());
         };
         let path = error.instance_path().to_string();

@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::action_types::ActionCatalog;
 use super::cron::CronSchedule;
 use super::model::*;
+use super::placeholders;
 use outreach_core::accounts::Plan;
 use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::ports::TriggerTarget;
@@ -147,6 +148,8 @@ pub fn check_trigger(trigger_type: &str, config: &Value) -> ApiResult<(Value, Op
         return Ok((config.clone(), None));
     };
     match object.get(key) {
+        // An installed template's target, filled before activation.
+        Some(v) if placeholders::name_of(v).is_some() => Ok((config.clone(), None)),
         None | Some(Value::Null) if !required => Ok((config.clone(), None)),
         None | Some(Value::Null) => Err(bad(format!(
             "trigger_config.{key} is required for a {trigger_type} trigger"
@@ -361,6 +364,23 @@ fn workflow_refs(actions: &[WorkflowAction], types: &[&str]) -> Vec<i64> {
 /// check.
 pub fn connection_ids(actions: &[WorkflowAction]) -> Vec<i64> {
     id_refs(actions, &["http_request"], "connection_id")
+}
+
+/// Whether any action, nested ones included, is of type `name`.
+pub fn uses_type(actions: &[WorkflowAction], name: &str) -> bool {
+    actions.iter().any(|a| {
+        a.action_type == name
+            || nested_lists(a).into_iter().any(|(_, list)| {
+                serde_json::from_value::<Vec<WorkflowAction>>(list.clone())
+                    .is_ok_and(|l| uses_type(&l, name))
+            })
+    })
+}
+
+/// Every sequence `enroll_in_sequence` actions enrol into (template
+/// suggestions look for sequences without one).
+pub fn sequence_ids(actions: &[WorkflowAction]) -> Vec<i64> {
+    id_refs(actions, &["enroll_in_sequence"], "sequence_id")
 }
 
 /// Every `sub_workflow` id (the inlining the cycle check walks).

@@ -15,6 +15,8 @@
 //! - `ai_actions.rs`: `ai_extract` and `ai_write`, batched, on the
 //!   account's AI keys; `budget/`: the monthly cap on their spend and its
 //!   endpoints.
+//! - `placeholders.rs`: the named values an installed template or
+//!   marketplace entry leaves to fill before it may run.
 //! - `analytics.rs`: `GET /v1/workflows/analytics`; `retention.rs`: the
 //!   hourly pruning of old runs.
 
@@ -30,6 +32,7 @@ pub mod engine;
 pub mod http_action;
 pub mod memory;
 pub mod model;
+pub mod placeholders;
 pub mod retention;
 pub mod routes;
 pub mod run_batch;

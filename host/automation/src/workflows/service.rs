@@ -74,7 +74,7 @@ pub fn new_token() -> String {
     format!("whk_{}", hex::encode(bytes))
 }
 
-fn gate(caller: &Caller) -> ApiResult<()> {
+pub fn gate(caller: &Caller) -> ApiResult<()> {
     caller.require(Plan::Starter)
 }
 
@@ -184,6 +184,9 @@ async fn check(
     definition::check_conditions(&d.conditions, "conditions")?;
     definition::check_actions(state.ext::<ActionCatalog>(), &state.plugins, &d.actions)?;
     definition::check_execution_limits(&d.execution_limits, caller.plan)?;
+    if d.is_active {
+        super::placeholders::refuse_unfilled(d, "activate")?;
+    }
     if let Some(t) = target {
         let port = state.ext::<SharedPoolPort>();
         if !port.owns(state, actor(caller), t.target, t.id).await? {
@@ -295,32 +298,45 @@ pub async fn create(
 ) -> ApiResult<Workflow> {
     gate(caller)?;
     let d = merged(None, &input)?;
-    let now = state.clock.now_ms();
     let mut tx = state.db.pool.begin().await?;
     lock_account(&mut tx, state.db.backend, caller.account_id).await?;
-    let checked = check(state, caller, &mut tx, &d, None).await?;
+    let row = create_in(state, caller, &mut tx, &d, input.canvas_data.as_ref()).await?;
+    tx.commit().await?;
+    Ok(view(state, &row))
+}
+
+/// Checks and stores a new workflow in `tx` (which has locked the
+/// account), under the plan's cap: `POST /v1/workflows`, and the installs
+/// of templates and marketplace entries.
+pub async fn create_in(
+    state: &AppState,
+    caller: &Caller,
+    tx: &mut sqlx::AnyConnection,
+    d: &WorkflowDefinition,
+    canvas_data: Option<&serde_json::Value>,
+) -> ApiResult<WorkflowRow> {
+    gate(caller)?;
+    let checked = check(state, caller, tx, d, None).await?;
     let token = (d.trigger_type == "webhook").then(new_token);
     let fields = Fields {
-        definition: &d,
-        canvas_data: input.canvas_data.as_ref(),
+        definition: d,
+        canvas_data,
         webhook_token: token.as_deref(),
         trigger_target: checked.target.map(|t| t.id),
         next_due_at: checked.next_due_at,
     };
-    let id = store::insert(&mut tx, caller.account_id, &fields, now).await?;
+    let id = store::insert(tx, caller.account_id, &fields, state.clock.now_ms()).await?;
     ensure_quota_after_insert(
-        &mut tx,
+        tx,
         caller.plan,
         state.plan_limits(caller.plan),
         (Quota::Workflows, "workflows"),
         caller.account_id,
     )
     .await?;
-    let row = store::get(&mut tx, caller.account_id, id)
+    store::get(tx, caller.account_id, id)
         .await?
-        .ok_or_else(not_found)?;
-    tx.commit().await?;
-    Ok(view(state, &row))
+        .ok_or_else(not_found)
 }
 
 /// Applies `d` over the stored row in `tx`, snapshotting the previous

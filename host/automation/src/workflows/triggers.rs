@@ -36,6 +36,10 @@ pub async fn execute(
             .await?
             .ok_or_else(not_found)?
     };
+    super::placeholders::refuse_unfilled(
+        &row.definition,
+        if activate { "activate" } else { "run" },
+    )?;
     let mut tx = state.db.pool.begin().await?;
     if activate && !row.definition.is_active {
         store::set_active(&mut tx, id, true).await?;

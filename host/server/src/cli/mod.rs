@@ -15,6 +15,7 @@ mod domains;
 mod keys;
 mod mail;
 mod plugins;
+mod templates;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -57,6 +58,9 @@ pub enum Command {
     /// The domain pool: import domains and their records.
     #[command(subcommand)]
     Domains(domains::DomainsCommand),
+    /// Template ownership: grant, revoke and list paid templates.
+    #[command(subcommand)]
+    Templates(templates::TemplatesCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -123,6 +127,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Command::Keys(cmd) => keys::run(state(config).await?, cmd).await,
             Command::Domains(cmd) => domains::run(state(config).await?, cmd).await,
             Command::Plugins(cmd) => plugins::run(config, cmd).await,
+            Command::Templates(cmd) => templates::run(config, cmd).await,
             Command::Config(_) | Command::Mail(_) => unreachable!("handled above"),
         }
     })

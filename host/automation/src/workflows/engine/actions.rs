@@ -457,13 +457,13 @@ async fn schedule(env: &RunEnv<'_>, config: &Value, items: Vec<Value>) -> Result
         .acquire()
         .await
         .map_err(|e| Failure::retry(e.to_string()))?;
-    if store::actions_of(&mut conn, env.actor.account_id, target)
+    let Some(row) = store::get(&mut conn, env.actor.account_id, target)
         .await
         .map_err(|e| Failure::retry(e.to_string()))?
-        .is_none()
-    {
+    else {
         return Err(Failure::fatal("Workflow not found"));
-    }
+    };
+    refuse_unfilled(&row.definition, target)?;
     let now = env.state.clock.now_ms();
     let run = runs::NewRun {
         workflow_id: target,
@@ -510,6 +510,7 @@ async fn sub_workflow(
         return Err(Failure::fatal("Workflow not found"));
     };
     drop(conn);
+    refuse_unfilled(&row.definition, target)?;
     let mut inner = env.clone();
     inner.inline_stack.push(env.workflow_id);
     inner.workflow_id = target;
@@ -563,4 +564,14 @@ async fn component(
         previous_result: out.previous_result,
         ..Outcome::default()
     })
+}
+
+/// A workflow installed from a template or the marketplace cannot be run
+/// by another one before its placeholders are filled.
+fn refuse_unfilled(
+    d: &crate::workflows::model::WorkflowDefinition,
+    target: i64,
+) -> Result<(), Failure> {
+    crate::workflows::placeholders::refuse_unfilled(d, "run")
+        .map_err(|e| Failure::fatal(format!("workflow {target}: {e}")))
 }

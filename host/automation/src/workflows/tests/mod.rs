@@ -22,9 +22,14 @@ use outreach_core::accounts::plans::Plan;
 use outreach_core::testing::{TestAccount, TestApp};
 
 pub async fn app() -> TestApp {
+    app_with(|_| {}).await
+}
+
+/// The workflow areas with an adjusted configuration.
+pub async fn app_with(adjust: impl FnOnce(&mut outreach_core::config::Config)) -> TestApp {
     TestApp::with_areas(
         &[outreach_leads::AREA, outreach_outbound::AREA, crate::AREA],
-        |_| {},
+        adjust,
     )
     .await
 }
