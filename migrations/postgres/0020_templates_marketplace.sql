@@ -69,10 +69,13 @@ CREATE TABLE marketplace_entries (
     created_at BIGINT NOT NULL,
     UNIQUE (account_id, name_key)
 );
-CREATE INDEX marketplace_popular ON marketplace_entries(install_count DESC, id DESC);
-CREATE INDEX marketplace_newest ON marketplace_entries(created_at DESC, id DESC);
-CREATE INDEX marketplace_top_rated ON marketplace_entries(average_rating DESC, rating_count DESC, id DESC);
-CREATE INDEX marketplace_category ON marketplace_entries(category, difficulty);
+-- One index per sort, its order first, then the columns every search
+-- filters on, so a page walks one index and reads only the rows it answers.
+CREATE INDEX marketplace_popular ON marketplace_entries(install_count DESC, id DESC, is_public, account_id, category, difficulty);
+CREATE INDEX marketplace_newest ON marketplace_entries(created_at DESC, id DESC, is_public, account_id, category, difficulty);
+CREATE INDEX marketplace_top_rated ON marketplace_entries(average_rating DESC, rating_count DESC, id DESC, is_public, account_id, category, difficulty);
+-- Counts without `q` read this one alone.
+CREATE INDEX marketplace_visible ON marketplace_entries(is_public, category, difficulty, account_id);
 
 -- `q` on PostgreSQL is a scan of search_text (strpos); the trigram index
 -- is SQLite's, where the benchmark of docs/decisions/marketplace.md runs.

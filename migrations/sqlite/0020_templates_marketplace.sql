@@ -69,18 +69,28 @@ CREATE TABLE marketplace_entries (
     created_at BIGINT NOT NULL,
     UNIQUE (account_id, name_key)
 );
-CREATE INDEX marketplace_popular ON marketplace_entries(install_count DESC, id DESC);
-CREATE INDEX marketplace_newest ON marketplace_entries(created_at DESC, id DESC);
-CREATE INDEX marketplace_top_rated ON marketplace_entries(average_rating DESC, rating_count DESC, id DESC);
-CREATE INDEX marketplace_category ON marketplace_entries(category, difficulty);
+-- One index per sort, its order first, then the columns every search
+-- filters on, so a page walks one index and reads only the rows it answers.
+CREATE INDEX marketplace_popular ON marketplace_entries(install_count DESC, id DESC, is_public, account_id, category, difficulty);
+CREATE INDEX marketplace_newest ON marketplace_entries(created_at DESC, id DESC, is_public, account_id, category, difficulty);
+CREATE INDEX marketplace_top_rated ON marketplace_entries(average_rating DESC, rating_count DESC, id DESC, is_public, account_id, category, difficulty);
+-- Counts without `q` read this one alone.
+CREATE INDEX marketplace_visible ON marketplace_entries(is_public, category, difficulty, account_id);
 
 -- `q` on SQLite: a trigram index of search_text (substrings of three
--- characters or more), kept by triggers; entries are never renamed.
+-- characters or more) with the entry's facets beside it, so that a count
+-- is answered by the index alone: `§c<category>§ §d<difficulty>§`, and
+-- `§pv§ §o<account id>§` for a private entry. Kept by triggers; entries are
+-- never renamed or re-filed.
 CREATE VIRTUAL TABLE marketplace_search USING fts5(
-    search_text, content='', contentless_delete=1, tokenize='trigram'
+    search_text, facets, content='', contentless_delete=1, tokenize='trigram'
 );
 CREATE TRIGGER marketplace_search_insert AFTER INSERT ON marketplace_entries BEGIN
-    INSERT INTO marketplace_search(rowid, search_text) VALUES (new.id, new.search_text);
+    INSERT INTO marketplace_search(rowid, search_text, facets) VALUES (
+        new.id, new.search_text,
+        '§c' || new.category || '§ §d' || new.difficulty || '§'
+            || CASE WHEN new.is_public = 1 THEN '' ELSE ' §pv§ §o' || new.account_id || '§' END
+    );
 END;
 CREATE TRIGGER marketplace_search_delete AFTER DELETE ON marketplace_entries BEGIN
     DELETE FROM marketplace_search WHERE rowid = old.id;

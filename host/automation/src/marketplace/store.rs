@@ -189,18 +189,104 @@ pub async fn get(conn: &mut AnyConnection, reader: i64, id: i64) -> sqlx::Result
         .transpose()
 }
 
-/// The `WHERE` of a search, its arguments numbered from `$1`.
+/// A quoted FTS5 phrase (a substring, with the trigram tokenizer).
+fn phrase(text: &str) -> String {
+    format!("\"{}\"", text.replace('"', "\"\""))
+}
+
+/// `q`, lowercased, when the trigram index can answer it (three
+/// characters or more, on SQLite).
+fn indexed_q(backend: Backend, q: &MarketplaceQuery) -> Option<String> {
+    let text = q.q.as_deref()?.to_lowercase();
+    (backend == Backend::Sqlite && text.chars().count() >= 3).then_some(text)
+}
+
+/// The `WHERE` of a search's page, its arguments numbered from `$1`. On
+/// SQLite the columns carry a unary `+`, which keeps the planner on the
+/// sort's index (`INDEXED BY`) instead of an index of these columns.
 fn search_filter(backend: Backend, reader: i64, q: &MarketplaceQuery, args: &mut Args) -> String {
+    let col = |c: &str| match backend {
+        Backend::Sqlite => format!("+e.{c}"),
+        Backend::Postgres => format!("e.{c}"),
+    };
     let mut clauses = vec![format!(
-        "(e.is_public = 1 OR e.account_id = {})",
+        "({} = 1 OR {} = {})",
+        col("is_public"),
+        col("account_id"),
         args.push(Arg::Int(reader))
     )];
     if let Some(c) = &q.category {
-        clauses.push(format!("e.category = {}", args.push(Arg::Text(c.clone()))));
+        clauses.push(format!(
+            "{} = {}",
+            col("category"),
+            args.push(Arg::Text(c.clone()))
+        ));
     }
     if let Some(d) = &q.difficulty {
         clauses.push(format!(
-            "e.difficulty = {}",
+            "{} = {}",
+            col("difficulty"),
+            args.push(Arg::Text(d.clone()))
+        ));
+    }
+    if let Some(text) = indexed_q(backend, q) {
+        clauses.push(format!(
+            "+e.id IN (SELECT rowid FROM marketplace_search WHERE marketplace_search MATCH {})",
+            args.push(Arg::Text(format!("search_text : {}", phrase(&text))))
+        ));
+    } else if let Some(text) =
+        q.q.as_deref()
+            .map(str::to_lowercase)
+            .filter(|t| !t.is_empty())
+    {
+        let f = match backend {
+            Backend::Sqlite => "instr",
+            Backend::Postgres => "strpos",
+        };
+        clauses.push(format!(
+            "{f}(e.search_text, {}) > 0",
+            args.push(Arg::Text(text))
+        ));
+    }
+    clauses.join(" AND ")
+}
+
+/// How many entries a search matches. On SQLite with an indexed `q` the
+/// trigram index counts alone (its facets column carries category,
+/// difficulty and privacy); without `q` two counts over
+/// `marketplace_visible` (public, and the reader's private ones) read no
+/// rows.
+async fn count(db: &Db, reader: i64, q: &MarketplaceQuery) -> sqlx::Result<i64> {
+    if let Some(text) = indexed_q(db.backend, q) {
+        let mut expr = format!("search_text : {}", phrase(&text));
+        if let Some(c) = &q.category {
+            expr = format!("({expr} AND facets : {})", phrase(&format!("§c{c}§")));
+        }
+        if let Some(d) = &q.difficulty {
+            expr = format!("({expr} AND facets : {})", phrase(&format!("§d{d}§")));
+        }
+        let expr = format!(
+            "{expr} NOT (facets : \"§pv§\" NOT facets : {})",
+            phrase(&format!("§o{reader}§"))
+        );
+        return sqlx::query_scalar(
+            "SELECT COUNT(*) FROM marketplace_search WHERE marketplace_search MATCH $1",
+        )
+        .bind(expr)
+        .fetch_one(&db.pool)
+        .await;
+    }
+    let mut args = Args::default();
+    let mut filters = String::new();
+    if let Some(c) = &q.category {
+        filters.push_str(&format!(
+            " AND category = {}",
+            args.push(Arg::Text(c.clone()))
+        ));
+    }
+    if let Some(d) = &q.difficulty {
+        filters.push_str(&format!(
+            " AND difficulty = {}",
             args.push(Arg::Text(d.clone()))
         ));
     }
@@ -209,20 +295,24 @@ fn search_filter(backend: Backend, reader: i64, q: &MarketplaceQuery, args: &mut
             .map(str::to_lowercase)
             .filter(|t| !t.is_empty())
     {
-        clauses.push(match backend {
-            // The trigram index answers a quoted phrase of three characters
-            // or more as a substring match; shorter text scans.
-            Backend::Sqlite if text.chars().count() >= 3 => format!(
-                "e.id IN (SELECT rowid FROM marketplace_search WHERE marketplace_search MATCH {})",
-                args.push(Arg::Text(format!("\"{}\"", text.replace('"', "\"\""))))
-            ),
-            Backend::Sqlite => format!("instr(e.search_text, {}) > 0", args.push(Arg::Text(text))),
-            Backend::Postgres => {
-                format!("strpos(e.search_text, {}) > 0", args.push(Arg::Text(text)))
-            }
-        });
+        let f = match db.backend {
+            Backend::Sqlite => "instr",
+            Backend::Postgres => "strpos",
+        };
+        filters.push_str(&format!(
+            " AND {f}(search_text, {}) > 0",
+            args.push(Arg::Text(text))
+        ));
     }
-    clauses.join(" AND ")
+    let reader_arg = args.push(Arg::Int(reader));
+    let sql = format!(
+        "SELECT (SELECT COUNT(*) FROM marketplace_entries WHERE is_public = 1{filters}) + \
+         (SELECT COUNT(*) FROM marketplace_entries WHERE is_public = 0{filters} \
+         AND account_id = {reader_arg})"
+    );
+    args.bind_scalar(sqlx::query_scalar(sqlx::AssertSqlSafe(sql)))
+        .fetch_one(&db.pool)
+        .await
 }
 
 /// `ORDER BY` of each sort; each ends on the id so pages never overlap.
@@ -234,7 +324,19 @@ pub fn order_by(sort: &str) -> &'static str {
     }
 }
 
-/// One page of a checked search, and the total it pages through.
+/// The index each sort walks (the migration's names).
+fn sort_index(sort: &str) -> &'static str {
+    match sort {
+        "newest" => "marketplace_newest",
+        "top_rated" => "marketplace_top_rated",
+        _ => "marketplace_popular",
+    }
+}
+
+/// One page of a checked search, and the total it pages through. A page
+/// walks the sort's index and tests each entry's facets there, and its
+/// `q` against the trigram index's answer, until it has `limit` entries:
+/// few steps for a frequent `q`, a bounded index scan for a rare one.
 pub async fn search(
     db: &Db,
     reader: i64,
@@ -243,18 +345,20 @@ pub async fn search(
     limit: i64,
     offset: i64,
 ) -> sqlx::Result<(Vec<EntryRow>, i64)> {
-    let mut args = Args::default();
-    let filter = search_filter(db.backend, reader, q, &mut args);
-    let count_sql = format!("SELECT COUNT(*) FROM marketplace_entries e WHERE {filter}");
-    let total: i64 = args
-        .bind_scalar(sqlx::query_scalar(sqlx::AssertSqlSafe(count_sql)))
-        .fetch_one(&db.pool)
-        .await?;
+    let total = count(db, reader, q).await?;
     if total <= offset {
         return Ok((Vec::new(), total));
     }
+    let mut args = Args::default();
+    let filter = search_filter(db.backend, reader, q, &mut args);
+    let indexed = match db.backend {
+        Backend::Sqlite => format!(" INDEXED BY {}", sort_index(sort)),
+        Backend::Postgres => String::new(),
+    };
     let sql = format!(
-        "SELECT {COLUMNS} {FROM} WHERE {filter} ORDER BY {} LIMIT {limit} OFFSET {offset}",
+        "SELECT {COLUMNS} FROM marketplace_entries e{indexed} \
+         JOIN marketplace_authors a ON a.account_id = e.account_id \
+         WHERE {filter} ORDER BY {} LIMIT {limit} OFFSET {offset}",
         order_by(sort)
     );
     let rows = args

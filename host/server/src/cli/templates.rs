@@ -43,11 +43,10 @@ pub async fn run(config: Config, cmd: TemplatesCommand) -> anyhow::Result<()> {
     let account = |id: i64| {
         let state = state.clone();
         async move {
-            let found: Option<i64> = sqlx::query_scalar("SELECT id FROM accounts WHERE id = $1")
-                .bind(id)
-                .fetch_optional(&state.db.pool)
-                .await?;
-            found.ok_or_else(|| anyhow::anyhow!("no account {id}"))
+            outreach_core::accounts::store::get_account(&state.db, id)
+                .await?
+                .map(|_| id)
+                .ok_or_else(|| anyhow::anyhow!("no account {id}"))
         }
     };
     match cmd {
