@@ -27,21 +27,26 @@ pub struct Template {
     pub industries: Vec<String>,
     /// The template pack (plugin id) that provides it.
     pub pack: String,
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub detail: Option<TemplateDetail>,
-}
-
-/// What `detail=full` adds.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
-pub struct TemplateDetail {
-    pub description: String,
-    pub trigger_type: String,
-    #[schema(value_type = Object)]
-    pub trigger_config: Value,
-    pub conditions: Vec<WorkflowCondition>,
-    pub actions: Vec<WorkflowAction>,
-    /// The placeholders an install leaves to fill, by where they are.
-    pub placeholders: Vec<Placeholder>,
+    /// `detail=full` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// `detail=full` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trigger_type: Option<String>,
+    /// `detail=full` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub trigger_config: Option<Value>,
+    /// `detail=full` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Vec<WorkflowCondition>>,
+    /// `detail=full` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actions: Option<Vec<WorkflowAction>>,
+    /// `detail=full` only: the placeholders an install leaves to fill,
+    /// by where they are.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placeholders: Option<Vec<Placeholder>>,
 }
 
 /// One value left for the installer (`"{{placeholder:NAME}}"`).

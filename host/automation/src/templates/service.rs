@@ -64,14 +64,12 @@ fn view(t: &CatalogTemplate, owned: bool, full: bool) -> Template {
         owned,
         industries: t.industries.clone(),
         pack: t.pack.clone(),
-        detail: full.then(|| TemplateDetail {
-            description: d.description.clone(),
-            trigger_type: d.trigger_type.clone(),
-            trigger_config: d.trigger_config.clone(),
-            conditions: d.conditions.clone(),
-            actions: d.actions.clone(),
-            placeholders: placeholder_list(d),
-        }),
+        description: full.then(|| d.description.clone()),
+        trigger_type: full.then(|| d.trigger_type.clone()),
+        trigger_config: full.then(|| d.trigger_config.clone()),
+        conditions: full.then(|| d.conditions.clone()),
+        actions: full.then(|| d.actions.clone()),
+        placeholders: full.then(|| placeholder_list(d)),
     }
 }
 

@@ -31,7 +31,7 @@ async fn install(app: &TestApp, key: &str, id: &str) -> outreach_core::testing::
 }
 
 /// The first template (in catalogue order) matching `pick`.
-fn find<'a>(list: &'a [Value], pick: impl Fn(&Value) -> bool) -> &'a Value {
+fn find(list: &[Value], pick: impl Fn(&Value) -> bool) -> &Value {
     list.iter().find(|t| pick(t)).expect("a matching template")
 }
 
