@@ -49,6 +49,10 @@ export OUTREACH_DATA_DIR="$WORK/data"
 export OUTREACH_LISTEN="127.0.0.1:0"
 export OUTREACH_METRICS_LISTEN="127.0.0.1:0"
 export OUTREACH_LOG=warn
+# The reader's plan limits would answer 429 within the first seconds of
+# sequential requests; the limiter still runs.
+export OUTREACH_LIMITS_STARTER_REQUESTS_PER_MINUTE=unlimited
+export OUTREACH_LIMITS_STARTER_MONTHLY_QUOTA=unlimited
 unset OUTREACH_DATABASE_URL OUTREACH_CONFIG || true
 KEY="$("$BIN" accounts create --email reader@example.com --plan starter --json | jq -r .api_key)"
 for i in $(seq 1 20); do
