@@ -229,11 +229,9 @@ fn search_filter(backend: Backend, reader: i64, q: &MarketplaceQuery, args: &mut
             args.push(Arg::Text(d.clone()))
         ));
     }
-    if let Some(text) = indexed_q(backend, q) {
-        clauses.push(format!(
-            "+e.id IN (SELECT rowid FROM marketplace_search WHERE marketplace_search MATCH {})",
-            args.push(Arg::Text(format!("search_text : {}", phrase(&text))))
-        ));
+    if indexed_q(backend, q).is_some() {
+        // `m`: the trigram index's answer, materialised once by `search`.
+        clauses.push("+e.id IN m".to_owned());
     } else if let Some(text) =
         q.q.as_deref()
             .map(str::to_lowercase)
@@ -251,6 +249,22 @@ fn search_filter(backend: Backend, reader: i64, q: &MarketplaceQuery, args: &mut
     clauses.join(" AND ")
 }
 
+/// The trigram index's query for an indexed `q`: the text, the category
+/// and difficulty facets, and no private entry but the reader's.
+fn match_expr(text: &str, q: &MarketplaceQuery, reader: i64) -> String {
+    let mut expr = format!("search_text : {}", phrase(text));
+    if let Some(c) = &q.category {
+        expr = format!("({expr} AND facets : {})", phrase(&format!("§c{c}§")));
+    }
+    if let Some(d) = &q.difficulty {
+        expr = format!("({expr} AND facets : {})", phrase(&format!("§d{d}§")));
+    }
+    format!(
+        "{expr} NOT (facets : \"§pv§\" NOT facets : {})",
+        phrase(&format!("§o{reader}§"))
+    )
+}
+
 /// How many entries a search matches. On SQLite with an indexed `q` the
 /// trigram index counts alone (its facets column carries category,
 /// difficulty and privacy); without `q` two counts over
@@ -258,17 +272,7 @@ fn search_filter(backend: Backend, reader: i64, q: &MarketplaceQuery, args: &mut
 /// rows.
 async fn count(db: &Db, reader: i64, q: &MarketplaceQuery) -> sqlx::Result<i64> {
     if let Some(text) = indexed_q(db.backend, q) {
-        let mut expr = format!("search_text : {}", phrase(&text));
-        if let Some(c) = &q.category {
-            expr = format!("({expr} AND facets : {})", phrase(&format!("§c{c}§")));
-        }
-        if let Some(d) = &q.difficulty {
-            expr = format!("({expr} AND facets : {})", phrase(&format!("§d{d}§")));
-        }
-        let expr = format!(
-            "{expr} NOT (facets : \"§pv§\" NOT facets : {})",
-            phrase(&format!("§o{reader}§"))
-        );
+        let expr = match_expr(&text, q, reader);
         return sqlx::query_scalar(
             "SELECT COUNT(*) FROM marketplace_search WHERE marketplace_search MATCH $1",
         )
@@ -337,6 +341,8 @@ fn sort_index(sort: &str) -> &'static str {
 /// walks the sort's index and tests each entry's facets there, and its
 /// `q` against the trigram index's answer, until it has `limit` entries:
 /// few steps for a frequent `q`, a bounded index scan for a rare one.
+/// Without an indexed `q` (or past the last page) the count is its own
+/// query.
 pub async fn search(
     db: &Db,
     reader: i64,
@@ -345,18 +351,27 @@ pub async fn search(
     limit: i64,
     offset: i64,
 ) -> sqlx::Result<(Vec<EntryRow>, i64)> {
-    let total = count(db, reader, q).await?;
-    if total <= offset {
-        return Ok((Vec::new(), total));
-    }
     let mut args = Args::default();
+    // With an indexed `q`, one statement: the index's answer is taken once
+    // (`m`), counted, and tested by the page's walk.
+    let with = indexed_q(db.backend, q).map(|text| {
+        format!(
+            "WITH m(id) AS MATERIALIZED (SELECT rowid FROM marketplace_search \
+             WHERE marketplace_search MATCH {}) ",
+            args.push(Arg::Text(match_expr(&text, q, reader)))
+        )
+    });
     let filter = search_filter(db.backend, reader, q, &mut args);
     let indexed = match db.backend {
         Backend::Sqlite => format!(" INDEXED BY {}", sort_index(sort)),
         Backend::Postgres => String::new(),
     };
+    let (with_sql, total_sql) = match &with {
+        Some(w) => (w.as_str(), "(SELECT COUNT(*) FROM m) AS total, "),
+        None => ("", ""),
+    };
     let sql = format!(
-        "SELECT {COLUMNS} FROM marketplace_entries e{indexed} \
+        "{with_sql}SELECT {total_sql}{COLUMNS} FROM marketplace_entries e{indexed} \
          JOIN marketplace_authors a ON a.account_id = e.account_id \
          WHERE {filter} ORDER BY {} LIMIT {limit} OFFSET {offset}",
         order_by(sort)
@@ -365,6 +380,10 @@ pub async fn search(
         .bind(sqlx::query(sqlx::AssertSqlSafe(sql)))
         .fetch_all(&db.pool)
         .await?;
+    let total = match rows.first() {
+        Some(r) if with.is_some() => r.try_get("total")?,
+        _ => count(db, reader, q).await?,
+    };
     let entries = rows.iter().map(row).collect::<sqlx::Result<_>>()?;
     Ok((entries, total))
 }
