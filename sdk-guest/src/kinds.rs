@@ -220,6 +220,36 @@ pub trait TemplatePack {
     fn templates() -> Vec<Template>;
 }
 
+/// A [`Template`] from its definition as JSON values (serialised here to
+/// the JSON text the WIT record carries): what every pack writes once per
+/// template. `price_cents` `None` takes the tag's default price.
+#[allow(clippy::too_many_arguments)]
+pub fn template(
+    id: &str,
+    name: &str,
+    description: &str,
+    tag: TemplateTag,
+    trigger_type: &str,
+    trigger_config: serde_json::Value,
+    conditions: serde_json::Value,
+    actions: serde_json::Value,
+    price_cents: Option<u32>,
+    industries: &[&str],
+) -> Template {
+    Template {
+        id: id.into(),
+        name: name.into(),
+        description: description.into(),
+        tag,
+        trigger_type: trigger_type.into(),
+        trigger_config: crate::json::to_json(&trigger_config),
+        actions: crate::json::to_json(&actions),
+        conditions: crate::json::to_json(&conditions),
+        price_cents,
+        industries: industries.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
 /// A reply classifier (`reply-classifier` world): labels an inbound reply to
 /// a sequence step as one of [`REPLY_LABELS`] with a confidence.
 ///

@@ -6,37 +6,9 @@
 //! the installer must choose is a named placeholder, "{{placeholder:NAME}}".
 
 use outreach_plugin_sdk::prelude::*;
-use serde_json::{Value, json};
+use serde_json::json;
 
 pub struct MonitoringPack;
-
-/// One template; the JSON values become the workflow's definition as is.
-#[allow(clippy::too_many_arguments)]
-fn template(
-    id: &str,
-    name: &str,
-    description: &str,
-    tag: TemplateTag,
-    trigger_type: &str,
-    trigger_config: Value,
-    conditions: Value,
-    actions: Value,
-    price_cents: Option<u32>,
-    industries: &[&str],
-) -> Template {
-    Template {
-        id: id.into(),
-        name: name.into(),
-        description: description.into(),
-        tag,
-        trigger_type: trigger_type.into(),
-        trigger_config: to_json(&trigger_config),
-        actions: to_json(&actions),
-        conditions: to_json(&conditions),
-        price_cents,
-        industries: industries.iter().map(|s| s.to_string()).collect(),
-    }
-}
 
 impl TemplatePack for MonitoringPack {
     fn metadata() -> PackMetadata {

@@ -18,18 +18,18 @@ fn template(
     actions: Value,
     price_cents: Option<u32>,
 ) -> Template {
-    Template {
-        id: id.into(),
-        name: name.into(),
-        description: format!("Test template {id}."),
+    outreach_plugin_sdk::prelude::template(
+        id,
+        name,
+        &format!("Test template {id}."),
         tag,
-        trigger_type: trigger_type.into(),
-        trigger_config: to_json(&trigger_config),
-        actions: to_json(&actions),
-        conditions: to_json(&conditions),
+        trigger_type,
+        trigger_config,
+        conditions,
+        actions,
         price_cents,
-        industries: vec![],
-    }
+        &[],
+    )
 }
 
 impl TemplatePack for PackThirdparty {
