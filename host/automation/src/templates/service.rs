@@ -233,7 +233,7 @@ pub async fn rate(
             "Install or own this template before rating it".to_owned(),
         ));
     }
-    let row = RatingRow {
+    let mut row = RatingRow {
         template_id: t.id.clone(),
         template_type: template_type.to_owned(),
         rating,
@@ -241,14 +241,9 @@ pub async fn rate(
         created_at: now,
         updated_at: now,
     };
-    store::rate(&mut tx, caller.account_id, &row).await?;
+    row.created_at = store::rate(&mut tx, caller.account_id, &row).await?;
     tx.commit().await?;
-    let mine = store::ratings_of(&state.db, caller.account_id).await?;
-    let saved = mine
-        .into_iter()
-        .find(|r| r.template_id == t.id)
-        .unwrap_or(row);
-    Ok(rating_view(saved))
+    Ok(rating_view(row))
 }
 
 fn rating_view(r: RatingRow) -> TemplateRating {

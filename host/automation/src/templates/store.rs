@@ -147,13 +147,14 @@ pub struct RatingRow {
 }
 
 /// Writes the account's rating, over its earlier one (which keeps its
-/// `created_at`).
-pub async fn rate(conn: &mut AnyConnection, account_id: i64, r: &RatingRow) -> sqlx::Result<()> {
-    sqlx::query(
+/// `created_at`); answers the stored `created_at`.
+pub async fn rate(conn: &mut AnyConnection, account_id: i64, r: &RatingRow) -> sqlx::Result<i64> {
+    sqlx::query_scalar(
         "INSERT INTO template_ratings (account_id, template_id, template_type, rating, review, \
          created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7) \
          ON CONFLICT (account_id, template_id) DO UPDATE SET template_type = excluded.template_type, \
-         rating = excluded.rating, review = excluded.review, updated_at = excluded.updated_at",
+         rating = excluded.rating, review = excluded.review, updated_at = excluded.updated_at \
+         RETURNING created_at",
     )
     .bind(account_id)
     .bind(&r.template_id)
@@ -162,9 +163,8 @@ pub async fn rate(conn: &mut AnyConnection, account_id: i64, r: &RatingRow) -> s
     .bind(&r.review)
     .bind(r.created_at)
     .bind(r.updated_at)
-    .execute(conn)
-    .await?;
-    Ok(())
+    .fetch_one(conn)
+    .await
 }
 
 pub async fn ratings_of(db: &Db, account_id: i64) -> sqlx::Result<Vec<RatingRow>> {

@@ -340,8 +340,13 @@ async fn ratings_need_an_install_or_ownership_and_overwrite() {
     .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     assert_eq!(r.body["template_type"], "first_party");
+    let first = r.body["created_at"].clone();
+    app.clock.advance(std::time::Duration::from_secs(60));
     let r = rate(&app, &a, json!({"template_id": free_id, "rating": 2})).await;
     assert_eq!(r.status, 200);
+    // Overwriting keeps when the account first rated.
+    assert_eq!(r.body["created_at"], first);
+    assert_ne!(r.body["updated_at"], first);
     let b = app.account(Plan::Starter).await;
     assert_eq!(install(&app, &b.api_key, &free_id).await.status, 201);
     assert_eq!(
