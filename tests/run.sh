@@ -28,6 +28,11 @@ fi
 # The outbound crate's mail tests expect these on fixed loopback ports.
 tests/support/mail.sh
 
+step "PDF checkers (qpdf, poppler-utils) for the industry report"
+if ! command -v qpdf >/dev/null 2>&1 || ! command -v pdftoppm >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qpdf poppler-utils >/dev/null
+fi
+
 step "Plugin toolchains (componentize-py, componentize-js)"
 tests/plugins/setup.sh
 

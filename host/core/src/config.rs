@@ -660,7 +660,8 @@ domain_refresh_per_hour = 600
 # monthly_quota, sequences, alerts, audiences, watchlist, webhooks, workflows,
 # saved_connections, api_keys, lead_lists (per account, default 50),
 # list_items (per lead list, default 1000), scoring_rules (per account, default
-# 50). Environment: OUTREACH_LIMITS_<PLAN>_<SETTING>, for example
+# 50), competitors (Pro 10, Enterprise 100), tracked_keywords (Pro 50,
+# Enterprise 500). Environment: OUTREACH_LIMITS_<PLAN>_<SETTING>, for example
 # OUTREACH_LIMITS_PRO_MONTHLY_QUOTA=unlimited. For example:
 #
 # [limits.pro]

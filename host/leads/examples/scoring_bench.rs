@@ -112,7 +112,7 @@ async fn main() {
             .fetch_one(&app.state.db.pool)
             .await
             .unwrap();
-        save::save(&app.state.db, id, &findings(n), now, now + 1_000_000_000)
+        save::save(&app.state, id, &findings(n), now, now + 1_000_000_000)
             .await
             .unwrap();
     }

@@ -6,8 +6,8 @@
 //!
 //! Each spec area is one module folder here with `routes.rs`, `service.rs`,
 //! `store.rs` and `tests.rs`: `domains/` (the pool), `lists/` (lead lists
-//! and the funnel), `bulk/`, `scoring/`, `intelligence/` (the funnel so
-//! far), `audiences/`, `alerts/`, `watchlist/`, and `evaluation/` (the
+//! and the funnel), `bulk/`, `scoring/`, `intelligence/` (market
+//! intelligence), `audiences/`, `alerts/`, `watchlist/`, and `evaluation/` (the
 //! worker that lets them follow the pool); `export/` and `integrations/`
 //! come with their issues. `domain_csv.rs` reads files of
 //! domains, `csv_out.rs` writes CSV downloads. The crawler and DNS lookups
@@ -60,6 +60,8 @@ pub const AREA: Area = Area {
         ext.insert(outreach_core::platform::slack::SlackClient::new(
             state.outbound.clone(),
         ));
+        // The pipeline's save matches tracked keywords with it.
+        ext.insert(intelligence::keywords::KeywordIndex::default());
         // Workflows reach lists, scoring and enrichment through it.
         ext.insert::<outreach_core::ports::SharedPoolPort>(std::sync::Arc::new(ports::LeadsPort));
     },

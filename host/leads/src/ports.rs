@@ -20,8 +20,7 @@
 //!   imported) by their last enrichment, else entry in the pool, walking
 //!   the facets' index as audience previews do.
 //! - **Owns**: alert rules (`Alert`), audiences (`Audience`) and watched
-//!   domains (`Watch`) of the account. Tracked keywords do not exist yet,
-//!   so `Keyword` is always false.
+//!   domains (`Watch`) and tracked keywords (`Keyword`) of the account.
 //! - **Add to list** is `POST /v1/lists/{id}/items` in one transaction
 //!   (`lists::service::add_to`): domains normalised the pool's way, an
 //!   item's `notes` kept (the rest of an item is dropped, as the list's
@@ -170,8 +169,9 @@ async fn owns(
         TriggerTarget::Watch => crate::watchlist::store::watch(&mut conn, account, id)
             .await?
             .is_some(),
-        // Tracked keywords are not built yet: no id is anyone's.
-        TriggerTarget::Keyword => false,
+        TriggerTarget::Keyword => crate::intelligence::keywords::store::get(&state.db, account, id)
+            .await?
+            .is_some(),
     })
 }
 

@@ -19,7 +19,7 @@ pub async fn seed(app: &TestApp, domain: &str, f: save::Findings) -> i64 {
         .await
         .unwrap();
     let now = app.state.clock.now_ms();
-    save::save(&app.state.db, id, &f, now, now + 1_000_000)
+    save::save(&app.state, id, &f, now, now + 1_000_000)
         .await
         .unwrap();
     id

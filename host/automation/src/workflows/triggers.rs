@@ -151,9 +151,7 @@ fn target_and_items(event: &OutboxEvent) -> Option<(Option<i64>, Vec<Value>)> {
         }
         EventType::KeywordMatch => Some((
             id("keyword_id"),
-            vec![
-                json!({"domain": d["domain"], "keyword": d["keyword"], "url": d["url"], "snippet": d["snippet"]}),
-            ],
+            vec![json!({"domain": d["domain"], "keyword": d["keyword"], "excerpt": d["excerpt"]})],
         )),
         _ => None,
     }

@@ -49,7 +49,7 @@ impl PlanLimits {
 pub struct LimitsTable([PlanLimits; 4]);
 
 /// Every setting a `[limits.<plan>]` section may hold.
-pub const SETTINGS: [&str; 14] = [
+pub const SETTINGS: [&str; 16] = [
     "requests_per_minute",
     "requests_per_day",
     "monthly_quota",
@@ -64,6 +64,8 @@ pub const SETTINGS: [&str; 14] = [
     "lead_lists",
     "list_items",
     "scoring_rules",
+    "competitors",
+    "tracked_keywords",
 ];
 
 /// Settings that may not be zero: a plan that admits no request at all is

@@ -76,10 +76,12 @@ pub enum Quota {
     LeadLists,
     ListItems,
     ScoringRules,
+    Competitors,
+    TrackedKeywords,
 }
 
 impl Quota {
-    pub const ALL: [Quota; 11] = [
+    pub const ALL: [Quota; 13] = [
         Quota::Sequences,
         Quota::Alerts,
         Quota::Audiences,
@@ -91,6 +93,8 @@ impl Quota {
         Quota::LeadLists,
         Quota::ListItems,
         Quota::ScoringRules,
+        Quota::Competitors,
+        Quota::TrackedKeywords,
     ];
 
     /// The setting's name in `[limits.<plan>]`.
@@ -107,6 +111,8 @@ impl Quota {
             Quota::LeadLists => "lead_lists",
             Quota::ListItems => "list_items",
             Quota::ScoringRules => "scoring_rules",
+            Quota::Competitors => "competitors",
+            Quota::TrackedKeywords => "tracked_keywords",
         }
     }
 
@@ -123,6 +129,8 @@ impl Quota {
             Quota::LeadLists => "lead lists",
             Quota::ListItems => "items per lead list",
             Quota::ScoringRules => "scoring rules",
+            Quota::Competitors => "competitors",
+            Quota::TrackedKeywords => "tracked keywords",
         }
     }
 
@@ -150,6 +158,10 @@ impl Quota {
             Quota::ListItems => [Some(1_000); 4],
             // Ours: the spec leaves the dashboard's rules uncounted.
             Quota::ScoringRules => [Some(50); 4],
+            // spec/2 "Limits"; below Pro the endpoints answer 403 first.
+            Quota::Competitors => [Some(0), Some(0), Some(10), Some(100)],
+            // Ours: Pro 50, Enterprise 500 (issue 32).
+            Quota::TrackedKeywords => [Some(0), Some(0), Some(50), Some(500)],
         };
         caps[match plan {
             Free => 0,

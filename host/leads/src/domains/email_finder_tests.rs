@@ -65,7 +65,7 @@ async fn candidates_follow_the_observed_pattern_then_verification() {
         social_links: json!({}),
         ..Findings::default()
     };
-    save::save(&app.state.db, id, &findings, now, now + 1)
+    save::save(&app.state, id, &findings, now, now + 1)
         .await
         .unwrap();
     let r = app.get(path, &a.api_key).await;

@@ -17,6 +17,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
 use super::record::{ENRICHED, IMPORTED};
+use super::rollups::{self, Contribution};
 use outreach_core::store::Db;
 use outreach_domain_analysis::signals::{ALERT_SIGNALS, AUDIENCE_SIGNALS};
 
@@ -157,7 +158,7 @@ pub struct PoolEvent {
 const READ: &str = "SELECT domain, status, industry, sub_industry, registrant_country, \
      ip_country, business_type, confidence, intent_score, intent_level, audience_signals, \
      alert_signals, likely_buys, website_email, summary, is_trusted, enriched_at, created_at, \
-     revision FROM domains WHERE id = $1";
+     revision, city FROM domains WHERE id = $1";
 
 fn list(row: &AnyRow, column: &str) -> sqlx::Result<Vec<String>> {
     let text: Option<String> = row.try_get(column)?;
@@ -198,19 +199,40 @@ fn facets_of(row: &AnyRow) -> sqlx::Result<Option<Facets>> {
     }))
 }
 
+/// What a record with `facets`, read with [`READ`], adds to the rollups.
+fn contribution_of(row: &AnyRow, facets: &Facets) -> sqlx::Result<Contribution> {
+    let city: Option<String> = row.try_get("city")?;
+    let email: Option<String> = row.try_get("website_email")?;
+    let confidence: f64 = row.try_get("confidence")?;
+    let entered_at: i64 = row.try_get("created_at")?;
+    Ok(Contribution {
+        industry: facets.industry.clone().unwrap_or_default(),
+        country: facets.country.clone().unwrap_or_default(),
+        city: city.map(|c| c.trim().to_string()).filter(|c| !c.is_empty()),
+        entered_at,
+        has_email: email.is_some_and(|e| !e.is_empty()),
+        confidence_bp: (confidence * 10_000.0).round() as i64,
+    })
+}
+
+/// A record's facets and its rollup contribution, as its facet row holds
+/// them.
+type Stored = (Facets, Contribution);
+
 async fn write_facets(
     conn: &mut AnyConnection,
     domain_id: i64,
-    facets: Option<&Facets>,
+    stored: Option<&Stored>,
 ) -> sqlx::Result<()> {
     sqlx::query("DELETE FROM pool_facets WHERE domain_id = $1")
         .bind(domain_id)
         .execute(&mut *conn)
         .await?;
-    if let Some(f) = facets {
+    if let Some((f, c)) = stored {
         sqlx::query(
             "INSERT INTO pool_facets (domain_id, industry, country, business_type, confidence, \
-             intent_score, signal_bits, seen_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+             intent_score, signal_bits, seen_at, city, has_email, confidence_bp, entered_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
         )
         .bind(domain_id)
         .bind(&f.industry)
@@ -220,22 +242,26 @@ async fn write_facets(
         .bind(f.intent_score)
         .bind(f.signal_bits)
         .bind(f.seen_at)
+        .bind(&c.city)
+        .bind(i64::from(c.has_email))
+        .bind(c.confidence_bp)
+        .bind(c.entered_at)
         .execute(&mut *conn)
         .await?;
     }
     Ok(())
 }
 
-async fn stored_facets(conn: &mut AnyConnection, domain_id: i64) -> sqlx::Result<Option<Facets>> {
+async fn stored_facets(conn: &mut AnyConnection, domain_id: i64) -> sqlx::Result<Option<Stored>> {
     let row = sqlx::query(
-        "SELECT industry, country, business_type, confidence, intent_score, signal_bits, seen_at \
-         FROM pool_facets WHERE domain_id = $1",
+        "SELECT industry, country, business_type, confidence, intent_score, signal_bits, seen_at, \
+         city, has_email, confidence_bp, entered_at FROM pool_facets WHERE domain_id = $1",
     )
     .bind(domain_id)
     .fetch_optional(&mut *conn)
     .await?;
     row.map(|r| {
-        Ok(Facets {
+        let facets = Facets {
             industry: r.try_get("industry")?,
             country: r.try_get("country")?,
             business_type: r.try_get("business_type")?,
@@ -243,9 +269,27 @@ async fn stored_facets(conn: &mut AnyConnection, domain_id: i64) -> sqlx::Result
             intent_score: r.try_get("intent_score")?,
             signal_bits: r.try_get("signal_bits")?,
             seen_at: r.try_get("seen_at")?,
-        })
+        };
+        let contribution = Contribution {
+            industry: facets.industry.clone().unwrap_or_default(),
+            country: facets.country.clone().unwrap_or_default(),
+            city: r.try_get("city")?,
+            entered_at: r.try_get("entered_at")?,
+            has_email: r.try_get::<i64, _>("has_email")? != 0,
+            confidence_bp: r.try_get("confidence_bp")?,
+        };
+        Ok((facets, contribution))
     })
     .transpose()
+}
+
+/// The facets and contribution of a `domains` row read with [`READ`].
+fn stored_of(row: &AnyRow) -> sqlx::Result<Option<Stored>> {
+    let Some(facets) = facets_of(row)? else {
+        return Ok(None);
+    };
+    let contribution = contribution_of(row, &facets)?;
+    Ok(Some((facets, contribution)))
 }
 
 /// After the facts of record `domain_id` were written on `conn` (the
@@ -262,10 +306,17 @@ pub async fn refresh(conn: &mut AnyConnection, domain_id: i64, now: i64) -> sqlx
         .fetch_one(&mut *conn)
         .await?;
     let before = stored_facets(conn, domain_id).await?;
-    let after = facets_of(&row)?;
+    let after = stored_of(&row)?;
     if before != after {
         write_facets(conn, domain_id, after.as_ref()).await?;
+        rollups::apply(
+            conn,
+            before.as_ref().map(|(_, c)| c),
+            after.as_ref().map(|(_, c)| c),
+        )
+        .await?;
     }
+    let (before, after) = (before.map(|(f, _)| f), after.map(|(f, _)| f));
     let change = PoolChange {
         domain: row.try_get("domain")?,
         revision: row.try_get("revision")?,
@@ -357,7 +408,9 @@ pub async fn backfill(db: &Db) -> sqlx::Result<u64> {
         let mut tx = db.pool.begin().await?;
         for id in &ids {
             let row = sqlx::query(READ).bind(id).fetch_one(&mut *tx).await?;
-            write_facets(&mut tx, *id, facets_of(&row)?.as_ref()).await?;
+            let stored = stored_of(&row)?;
+            write_facets(&mut tx, *id, stored.as_ref()).await?;
+            rollups::apply(&mut tx, None, stored.as_ref().map(|(_, c)| c)).await?;
         }
         tx.commit().await?;
         done += ids.len() as u64;

@@ -8,7 +8,8 @@
 //!   `GET /v1/search/domains`.
 //! - `email_finder.rs`: `GET /v1/enrichment/email-finder`.
 //! - `facets.rs`: what audiences, alerts and watches read of a record, and
-//!   the pool events that tell them it changed.
+//!   the pool events that tell them it changed; `rollups.rs`: the
+//!   market-intelligence counts every save keeps up to date.
 //! - `pipeline/`: the enrichment jobs and their stages.
 //! - `import.rs`: `outreach domains import`.
 
@@ -18,6 +19,7 @@ pub mod facets;
 pub mod import;
 pub mod pipeline;
 pub mod record;
+pub mod rollups;
 pub mod routes;
 pub mod service;
 pub mod store;

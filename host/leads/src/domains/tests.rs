@@ -351,7 +351,7 @@ async fn re_enrichment_records_changes_of_monitored_fields() {
     let mut next = findings("Fintech", 40);
     next.website_email = Some("info@changing-co.com".into());
     let now = app.state.clock.now_ms();
-    let changes = save::save(&app.state.db, id, &next, now, now + 1)
+    let changes = save::save(&app.state, id, &next, now, now + 1)
         .await
         .unwrap();
     assert_eq!(changes, 3, "industry, website_email and summary");
@@ -372,7 +372,7 @@ async fn re_enrichment_records_changes_of_monitored_fields() {
     assert_eq!(rows[2].0, "website_email");
     assert_eq!(rows[2].1, None);
     // The same findings again change nothing.
-    let changes = save::save(&app.state.db, id, &next, now, now + 1)
+    let changes = save::save(&app.state, id, &next, now, now + 1)
         .await
         .unwrap();
     assert_eq!(changes, 0);

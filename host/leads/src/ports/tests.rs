@@ -166,12 +166,21 @@ async fn owns_answers_for_the_actors_account_only() {
         )
         .await;
     assert_eq!(watch.status, 201, "{:?}", watch.body);
+    let keyword = app
+        .post(
+            "/v1/intelligence/tracked-keywords",
+            &a.api_key,
+            json!({"keyword": "crm"}),
+        )
+        .await;
+    assert_eq!(keyword.status, 201, "{:?}", keyword.body);
 
     let port = port(&app);
     for (target, body) in [
         (TriggerTarget::Alert, &alert.body),
         (TriggerTarget::Audience, &audience.body),
         (TriggerTarget::Watch, &watch.body),
+        (TriggerTarget::Keyword, &keyword.body),
     ] {
         let id = body["id"].as_i64().unwrap();
         let owns = |who: &TestAccount, id| {
@@ -184,13 +193,6 @@ async fn owns_answers_for_the_actors_account_only() {
         assert!(!owns(&b, id).await, "{target:?} of another account");
         assert!(!owns(&a, id + 1000).await, "{target:?} unknown");
     }
-    // Tracked keywords do not exist yet.
-    assert!(
-        !port
-            .owns(&app.state, actor(&a, Plan::Pro), TriggerTarget::Keyword, 1)
-            .await
-            .unwrap()
-    );
 }
 
 #[tokio::test]

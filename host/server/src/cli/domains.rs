@@ -1,6 +1,7 @@
 //! `outreach domains import FILE`: domains into the pool (see
 //! `outreach_leads::domains::import` for the rules), with a progress bar
-//! on a terminal and a `--json` summary for scripts.
+//! on a terminal and a `--json` summary for scripts; `outreach domains
+//! rebuild-rollups`: the market-intelligence rollups recomputed.
 
 use std::io::{BufReader, IsTerminal, Write};
 use std::path::PathBuf;
@@ -25,10 +26,21 @@ pub enum DomainsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Recompute the market-intelligence rollups from the pool's records.
+    /// Every save keeps them up to date; run this after editing the
+    /// database by hand.
+    RebuildRollups,
 }
 
 pub async fn run(state: AppState, command: DomainsCommand) -> anyhow::Result<()> {
-    let DomainsCommand::Import { file, enrich, json } = command;
+    let (file, enrich, json) = match command {
+        DomainsCommand::Import { file, enrich, json } => (file, enrich, json),
+        DomainsCommand::RebuildRollups => {
+            let counted = outreach_leads::domains::rollups::rebuild(&state.db).await?;
+            println!("rollups rebuilt over {counted} records");
+            return Ok(());
+        }
+    };
     let handle = std::fs::File::open(&file)
         .map_err(|e| anyhow::anyhow!("cannot open {}: {e}", file.display()))?;
     let total = handle.metadata().map(|m| m.len()).unwrap_or(0);

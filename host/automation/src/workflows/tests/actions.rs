@@ -427,7 +427,7 @@ async fn intent_alert_and_keyword_workflows_start_from_their_events() {
     .await;
     let keyword = |id: i64, domain: &str| {
         json!({"keyword_id": id, "keyword": "crm", "domain": domain,
-            "url": format!("https://{domain}/blog"), "snippet": "a new CRM"})
+            "excerpt": "We launched a new CRM"})
     };
     record(
         &app,

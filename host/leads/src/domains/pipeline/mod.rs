@@ -115,6 +115,45 @@ async fn enqueue(state: &AppState, id: i64, domain: &str, generation: i64) -> an
     Ok(())
 }
 
+/// Queues an enrichment of record `id` now, whatever its refresh time (a
+/// competitor's refresh); `account_id` hears when it lands. Returns false
+/// when an enrichment of the record's current state is already queued.
+pub async fn enrich_now(
+    state: &AppState,
+    id: i64,
+    domain: &str,
+    account_id: i64,
+) -> anyhow::Result<bool> {
+    let now = state.clock.now_ms();
+    // Every enrichment job of the record has a key starting `id:`; one
+    // waiting or running makes another pointless.
+    let waiting: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM jobs WHERE queue = $1 AND idempotency_key >= $2 \
+         AND idempotency_key < $3 AND status IN ('queued', 'running')",
+    )
+    .bind(QUEUE)
+    .bind(format!("{id}:"))
+    .bind(format!("{id};"))
+    .fetch_one(&state.db.pool)
+    .await?;
+    let mut conn = state.db.pool.acquire().await?;
+    store::request_many(
+        &mut conn,
+        state.db.backend,
+        &[domain.to_string()],
+        account_id,
+        now,
+    )
+    .await?;
+    drop(conn);
+    if waiting > 0 {
+        return Ok(false);
+    }
+    let mut job = job(id, domain, 0);
+    job.idempotency_key = Some(format!("{id}:refresh:{now}"));
+    Ok(state.jobs.enqueue(job).await?.is_some())
+}
+
 /// Queues the records whose refresh time has come, oldest first, at most
 /// `limit`; each is given [`REQUEUE_AFTER_MS`] before it is due again.
 pub async fn queue_due(state: &AppState, limit: i64) -> anyhow::Result<usize> {
@@ -219,7 +258,7 @@ async fn finish(
                     .insert("pipeline".into(), Value::String(reason));
                 let now = state.clock.now_ms();
                 save::save(
-                    &state.db,
+                    state,
                     domain_id(job)?,
                     &findings,
                     now,
@@ -352,7 +391,7 @@ async fn enrich(state: &AppState, job: &ClaimedJob) -> anyhow::Result<Outcome> {
         site::score(&mut findings, previous.as_deref(), state.clock.now_ms());
     }
     let now = state.clock.now_ms();
-    save::save(&state.db, id, &findings, now, refresh_at(state, now)).await?;
+    save::save(state, id, &findings, now, refresh_at(state, now)).await?;
     Ok(Outcome::Done)
 }
 

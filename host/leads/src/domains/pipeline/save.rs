@@ -1,8 +1,10 @@
 //! The end of an enrichment: the new record is compared with the stored
 //! one (change records for spec/2's monitored fields), written with its
 //! search tags and facets, a pool event is recorded for audiences, alerts
-//! and watches (`domains::facets`), and every account that asked for it
-//! gets `domain.enriched`, all in one transaction.
+//! and watches (`domains::facets`), tracked keywords new to the summary
+//! are recorded with their `keyword.match` events, a tracked competitor's
+//! enrichment is snapshotted, and every account that asked for it gets
+//! `domain.enriched`, all in one transaction.
 
 use serde_json::{Value, json};
 use sqlx::{AnyConnection, Row};
@@ -10,8 +12,10 @@ use sqlx::{AnyConnection, Row};
 use crate::domains::facets::{self, Monitored};
 use crate::domains::record::{ENRICHED, FAILED, IMPORTED, Technology};
 use crate::domains::store::{self, TAG_SIGNAL, TAG_TECHNOLOGY};
+use crate::intelligence::competitors;
+use crate::intelligence::keywords::{self, KeywordIndex};
 use outreach_core::events::{self, EventType};
-use outreach_core::store::Db;
+use outreach_core::state::AppState;
 
 /// What one enrichment found. Single-valued fields it could not learn stay
 /// `None` and keep what the record holds (an imported company name, say);
@@ -110,13 +114,13 @@ fn merge(f: &Findings, row: &sqlx::any::AnyRow) -> sqlx::Result<Findings> {
 /// Writes `f` over the record `domain_id` at `now`, with `refresh_at` for
 /// the next enrichment. Returns the change records written.
 pub async fn save(
-    db: &Db,
+    state: &AppState,
     domain_id: i64,
     f: &Findings,
     now: i64,
     refresh_at: i64,
-) -> sqlx::Result<usize> {
-    let mut tx = db.pool.begin().await?;
+) -> anyhow::Result<usize> {
+    let mut tx = state.db.pool.begin().await?;
     let conn: &mut AnyConnection = &mut tx;
     // Write first: a SQLite transaction that reads and then writes cannot
     // wait for the lock another writer holds ("database is locked" at
@@ -234,6 +238,17 @@ pub async fn save(
         .await?;
         write_tags(conn, domain_id, f).await?;
         facets::refresh(conn, domain_id, now).await?;
+        let old_summary: Option<String> = row.try_get("summary")?;
+        keywords::record_matches(
+            conn,
+            state.ext::<KeywordIndex>(),
+            (domain_id, domain.as_str()),
+            old_summary.as_deref(),
+            f.summary.as_deref(),
+            now,
+        )
+        .await?;
+        competitors::store::snapshot(conn, domain_id).await?;
     }
     // Everyone who asked hears that it finished, failed or not.
     let waiting: Vec<i64> = sqlx::query_scalar(
