@@ -17,12 +17,16 @@ fn records() -> String {
     for i in 0..60 {
         lines.push_str(&format!(
             "{{\"domain\": \"vendor{i:02}.com\", \"industry\": \"Software\", \"confidence\": {:.2}, \
-             \"registrant_country\": \"{}\", \"website_email\": \"{}\", \"summary\": \"Vendor {i} \
+             \"registrant_country\": \"{}\",{} \"summary\": \"Vendor {i} \
              builds workflow software for finance teams, with integrations, audit trails and an \
              API that connects the tools those teams already use every day.\"}}\n",
             0.99 - f64::from(i) * 0.01,
             countries[i as usize % countries.len()],
-            if i % 3 == 0 { "" } else { "hello@example.com" },
+            if i % 3 == 0 {
+                ""
+            } else {
+                " \"website_email\": \"hello@example.com\","
+            },
         ));
     }
     lines.push_str(

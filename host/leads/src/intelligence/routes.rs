@@ -17,6 +17,14 @@ use outreach_core::http::auth::Caller;
 use outreach_core::http::extract::{Json, Path, Query};
 use outreach_core::state::AppState;
 
+// The PDF's body in the document: bytes, not JSON (`format: binary`, as the
+// open pixel's; a bare `Vec<u8>` would be documented as integers).
+#[derive(utoipa::ToSchema)]
+#[schema(value_type = String, format = Binary, content_media_type = "application/pdf",
+    description = "PDF document bytes")]
+#[allow(dead_code)]
+struct Pdf(Vec<u8>);
+
 const INDUSTRY: &str = "An industry of the taxonomy, any case, URL-encoded (Financial%20Services)";
 
 pub fn router() -> OpenApiRouter<AppState> {
@@ -121,7 +129,7 @@ async fn geo_export(
     responses(
         (status = 200, description = "The report: JSON, or an A4 PDF with format=pdf", content(
             (IndustryReport = "application/json"),
-            (Vec<u8> = "application/pdf"),
+            (inline(Pdf) = "application/pdf"),
         )),
         (status = 400, description = "format is neither json nor pdf", body = ErrorBody),
         (status = 403, description = "The plan is below Pro", body = ErrorBody),
