@@ -32,8 +32,11 @@ use outreach_core::events::{self, EventType};
 /// server) differs from the one it was built from. A typed extension.
 #[derive(Default, Clone)]
 pub struct KeywordIndex {
-    built: Arc<Mutex<Option<(i64, Arc<Automaton>)>>>,
+    built: Arc<Mutex<Option<Built>>>,
 }
+
+/// An automaton and the keywords' version it was built from.
+type Built = (i64, Arc<Automaton>);
 
 impl KeywordIndex {
     /// The automaton as of `conn`'s view of the keywords.
