@@ -177,4 +177,12 @@ if not ok and enforce == "1":
     sys.exit(1)
 PY
 
+# BENCH_PAGE=FILE keeps page 1 of the million-record report as a PNG
+# (docs/intelligence-report.png is one).
+if [ -n "${BENCH_PAGE:-}" ]; then
+    curl -fsS -H "authorization: Bearer $KEY" -o "$WORK/report.pdf" \
+        "$BASE/v1/intelligence/report/software?format=pdf"
+    pdftoppm -png -r 80 -f 1 -l 1 -singlefile "$WORK/report.pdf" "${BENCH_PAGE%.png}"
+fi
+
 (cd "$ROOT" && cargo run --quiet --release -p outreach-leads --example keyword_bench)
