@@ -177,13 +177,16 @@ fn today(state: &AppState) -> i64 {
     state.clock.now_ms().div_euclid(DAY_MS)
 }
 
-/// Records of one industry that entered in the last 7 days, the last 30
-/// days and the 30 days before those.
-async fn last_two_months(state: &AppState, industry: &str) -> ApiResult<(i64, i64, i64)> {
-    let today = today(state);
-    let days = rollups::days_since(&state.db, industry, today - 59).await?;
+/// The first UTC day of [`last_two_months`]' window.
+fn two_months_ago(today: i64) -> i64 {
+    today - 59
+}
+
+/// Of `days` (`(day, count)` of one industry), the records that entered in
+/// the last 7 days, the last 30 days and the 30 days before those.
+fn last_two_months(today: i64, days: &[(i64, i64)]) -> (i64, i64, i64) {
     let (mut last7, mut last30, mut before) = (0, 0, 0);
-    for (day, n) in days {
+    for &(day, n) in days.iter().filter(|(d, _)| *d >= two_months_ago(today)) {
         if day > today - 7 {
             last7 += n;
         }
@@ -193,7 +196,7 @@ async fn last_two_months(state: &AppState, industry: &str) -> ApiResult<(i64, i6
             before += n;
         }
     }
-    Ok((last7, last30, before))
+    (last7, last30, before)
 }
 
 /// The ISO week (`2026-W48`) of a UTC day.
@@ -206,28 +209,36 @@ fn iso_week(day: i64) -> String {
     format!("{}-W{:02}", w.year(), w.week())
 }
 
-/// The 12 weeks' counts, oldest first.
-async fn weekly_trend(state: &AppState, industry: &str) -> ApiResult<Vec<WeekCount>> {
-    let first_week = week_start(state.clock.now_ms()) - (TREND_WEEKS - 1) * 7 * DAY_MS;
-    let first_day = first_week / DAY_MS;
+/// The first UTC day of the 12 weeks of the trend.
+fn trend_start(now: i64) -> i64 {
+    (week_start(now) - (TREND_WEEKS - 1) * 7 * DAY_MS) / DAY_MS
+}
+
+/// The 12 weeks' counts from `first_day` on, oldest first, of `days`.
+fn weekly_trend(first_day: i64, days: &[(i64, i64)]) -> Vec<WeekCount> {
     let mut weeks: Vec<WeekCount> = (0..TREND_WEEKS)
         .map(|i| WeekCount {
             week: iso_week(first_day + i * 7),
             cnt: 0,
         })
         .collect();
-    for (day, n) in rollups::days_since(&state.db, industry, first_day).await? {
+    for &(day, n) in days.iter().filter(|(d, _)| *d >= first_day) {
         if let Some(w) = weeks.get_mut(((day - first_day) / 7) as usize) {
             w.cnt += n;
         }
     }
-    Ok(weeks)
+    weeks
 }
 
 async fn build(state: &AppState, industry: &Industry, top: i64) -> ApiResult<IndustryReport> {
     let rows = rollups::totals(&state.db, Some(&industry.key)).await?;
     let all = summed(&rows);
-    let (_, last30, before) = last_two_months(state, &industry.key).await?;
+    // One read of the per-day rollup serves the growth and the trend.
+    let today = today(state);
+    let first_week_day = trend_start(state.clock.now_ms());
+    let from = first_week_day.min(two_months_ago(today));
+    let days = rollups::days_since(&state.db, &industry.key, from).await?;
+    let (_, last30, before) = last_two_months(today, &days);
     let top_domains = rollups::most_confident(&state.db, &industry.key, top)
         .await?
         .into_iter()
@@ -246,7 +257,7 @@ async fn build(state: &AppState, industry: &Industry, top: i64) -> ApiResult<Ind
             avg_confidence: mean_confidence(all.confidence_bp, all.cnt),
             growth_rate_pct: growth(last30, before),
         },
-        weekly_trend: weekly_trend(state, &industry.key).await?,
+        weekly_trend: weekly_trend(first_week_day, &days),
         country_distribution: country_shares(&rows, usize::MAX),
         top_domains,
     })
@@ -297,7 +308,9 @@ pub async fn snapshot(
     let industry = Industry::named(industry)?;
     let rows = rollups::totals(&state.db, Some(&industry.key)).await?;
     let all = summed(&rows);
-    let (new_7d, new_30d, before) = last_two_months(state, &industry.key).await?;
+    let today = today(state);
+    let days = rollups::days_since(&state.db, &industry.key, two_months_ago(today)).await?;
+    let (new_7d, new_30d, before) = last_two_months(today, &days);
     Ok(IndustrySnapshot {
         industry: industry.name.to_string(),
         total_leads: all.cnt,

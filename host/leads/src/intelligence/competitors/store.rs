@@ -104,10 +104,10 @@ pub async fn insert(
     new: &NewRow<'_>,
     now: i64,
 ) -> sqlx::Result<Option<i64>> {
-    let id: Option<i64> = sqlx::query_scalar(
+    let inserted: Option<(i64, i64)> = sqlx::query_as(
         "INSERT INTO competitors (account_id, domain_id, domain, industry, notes, alert_email, \
          created_at) SELECT $1, d.id, d.domain, $3, $4, $5, $6 FROM domains d WHERE d.domain = $2 \
-         ON CONFLICT (account_id, domain) DO NOTHING RETURNING id",
+         ON CONFLICT (account_id, domain) DO NOTHING RETURNING id, domain_id",
     )
     .bind(account_id)
     .bind(new.domain)
@@ -117,14 +117,10 @@ pub async fn insert(
     .bind(now)
     .fetch_optional(&mut *conn)
     .await?;
-    if id.is_some() {
-        let domain_id: i64 = sqlx::query_scalar("SELECT id FROM domains WHERE domain = $1")
-            .bind(new.domain)
-            .fetch_one(&mut *conn)
-            .await?;
+    if let Some((_, domain_id)) = inserted {
         snapshot(conn, domain_id).await?;
     }
-    Ok(id)
+    Ok(inserted.map(|(id, _)| id))
 }
 
 /// Deletes a competitor, and the domain's snapshots when no account tracks
