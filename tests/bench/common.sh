@@ -23,6 +23,17 @@ bench_wrk() {
     $sudo apt-get install -y -qq wrk >/dev/null
 }
 
+# Prints a Python venv with pysqlite3-binary (SQLite 3.51; Debian's Python
+# links an SQLite too old for some of the schema), creating it once.
+bench_pysqlite_venv() {
+    local venv="${XDG_CACHE_HOME:-$HOME/.cache}/outreach-bench-venv"
+    if ! "$venv/bin/python" -c 'import pysqlite3' 2>/dev/null; then
+        python3 -m venv "$venv" >&2
+        "$venv/bin/pip" install -q pysqlite3-binary >&2
+    fi
+    echo "$venv"
+}
+
 # Prints the release binary, building it unless OUTREACH_BIN names one.
 bench_binary() {
     if [ -n "${OUTREACH_BIN:-}" ]; then

@@ -32,11 +32,7 @@ WORK="$(mktemp -d)"
 bench_wrk
 BIN="$(bench_binary)"
 
-VENV="${XDG_CACHE_HOME:-$HOME/.cache}/outreach-bench-venv"
-if ! "$VENV/bin/python" -c 'import pysqlite3' 2>/dev/null; then
-    python3 -m venv "$VENV"
-    "$VENV/bin/pip" install -q pysqlite3-binary
-fi
+VENV="$(bench_pysqlite_venv)"
 
 SERVER_PID=""
 cleanup() {
