@@ -5,13 +5,15 @@
 //! Each spec area is one module folder here with `routes.rs`, `service.rs`,
 //! `store.rs` and `tests.rs`: `webhooks/`, `workflows/`, `connections/`
 //! (the saved connections `http_request` actions name), `templates/` and
-//! `marketplace/`.
+//! `marketplace/`; `rest_hooks/` delivers the automation platform's
+//! triggers through the webhooks' machinery.
 
 use outreach_core::Area;
 use utoipa_axum::router::OpenApiRouter;
 
 pub mod connections;
 pub mod marketplace;
+pub mod rest_hooks;
 pub mod templates;
 pub mod webhooks;
 pub mod workflows;
@@ -27,6 +29,7 @@ pub const AREA: Area = Area {
             .merge(connections::routes::router())
             .merge(templates::routes::router())
             .merge(marketplace::routes::router())
+            .merge(rest_hooks::routes::router())
     },
     public: || workflows::routes::public_router().merge(templates::routes::public_router()),
     extend: |state, ext| {
@@ -37,5 +40,6 @@ pub const AREA: Area = Area {
     workers: |state| {
         webhooks::deliver::start_workers(state);
         workflows::start_workers(state);
+        tokio::spawn(rest_hooks::scan::run(state.clone()));
     },
 };

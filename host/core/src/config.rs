@@ -110,6 +110,9 @@ pub struct Config {
     /// are not counted): the refresh's rate cap.
     pub domain_refresh_per_hour: u64,
     pub smtp: SmtpConfig,
+    /// `[sheets]`: the OAuth 2.0 client the spreadsheet export connects
+    /// accounts with, and the provider's endpoints.
+    pub sheets: SheetsConfig,
     /// Raw requests kept per account for recent activity (at least 10);
     /// older raw rows are deleted, their counts live on in the rollups.
     pub usage_recent_requests: u64,
@@ -135,6 +138,37 @@ pub struct SmtpConfig {
     pub from: String,
     /// `starttls`, `tls` or `none`.
     pub security: String,
+}
+
+/// The spreadsheet service (Google Sheets) as an OAuth 2.0 client
+/// registered by the operator. Empty `client_id` leaves the export off:
+/// `GET /v1/sheets/connect` says the operator has not configured it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SheetsConfig {
+    pub client_id: String,
+    pub client_secret: String,
+    /// Where the browser is sent to consent.
+    pub authorization_url: String,
+    /// Where codes and refresh tokens are exchanged.
+    pub token_url: String,
+    /// Where a token is revoked when an account disconnects.
+    pub revocation_url: String,
+    /// The Sheets REST API (`/v4/spreadsheets`).
+    pub api_base_url: String,
+}
+
+impl Default for SheetsConfig {
+    fn default() -> Self {
+        SheetsConfig {
+            client_id: String::new(),
+            client_secret: String::new(),
+            authorization_url: "https://accounts.google.com/o/oauth2/v2/auth".into(),
+            token_url: "https://oauth2.googleapis.com/token".into(),
+            revocation_url: "https://oauth2.googleapis.com/revoke".into(),
+            api_base_url: "https://sheets.googleapis.com".into(),
+        }
+    }
 }
 
 impl Default for Config {
@@ -176,6 +210,7 @@ impl Default for Config {
                 security: "starttls".into(),
                 ..SmtpConfig::default()
             },
+            sheets: SheetsConfig::default(),
             usage_recent_requests: 10,
             limits: Default::default(),
             log: "info".into(),
@@ -370,6 +405,19 @@ impl Config {
                         .or_default()
                         .insert(key.to_string(), setting);
                 }
+            }
+        }
+        let sheets = [
+            ("CLIENT_ID", &mut self.sheets.client_id),
+            ("CLIENT_SECRET", &mut self.sheets.client_secret),
+            ("AUTHORIZATION_URL", &mut self.sheets.authorization_url),
+            ("TOKEN_URL", &mut self.sheets.token_url),
+            ("REVOCATION_URL", &mut self.sheets.revocation_url),
+            ("API_BASE_URL", &mut self.sheets.api_base_url),
+        ];
+        for (name, field) in sheets {
+            if let Some(v) = get(&format!("OUTREACH_SHEETS_{name}")) {
+                *field = v;
             }
         }
         if let Some(v) = get("OUTREACH_LOG") {
@@ -661,7 +709,8 @@ domain_refresh_per_hour = 600
 # saved_connections, api_keys, lead_lists (per account, default 50),
 # list_items (per lead list, default 1000), scoring_rules (per account, default
 # 50), competitors (Pro 10, Enterprise 100), tracked_keywords (Pro 50,
-# Enterprise 500). Environment: OUTREACH_LIMITS_<PLAN>_<SETTING>, for example
+# Enterprise 500), automation_daily_queries (queries a UTC day on the
+# /v1/zapier routes: Starter 5000, Pro 50000, Enterprise 1000000). Environment: OUTREACH_LIMITS_<PLAN>_<SETTING>, for example
 # OUTREACH_LIMITS_PRO_MONTHLY_QUOTA=unlimited. For example:
 #
 # [limits.pro]
@@ -669,6 +718,21 @@ domain_refresh_per_hour = 600
 # monthly_quota = "unlimited"
 # webhooks = 25
 [limits]
+
+[sheets]
+# The OAuth 2.0 client of the spreadsheet export (Google Sheets), registered
+# by the operator as a "Web application" in the provider's console with the
+# redirect URI <public_base_url>/v1/sheets/oauth/callback and the scope
+# https://www.googleapis.com/auth/drive.file. Empty client_id: the export
+# endpoints answer that the operator has not configured it. The endpoints
+# default to the provider's public ones. Environment:
+# OUTREACH_SHEETS_<SETTING>, for example OUTREACH_SHEETS_CLIENT_ID.
+client_id = ""
+client_secret = ""
+authorization_url = "https://accounts.google.com/o/oauth2/v2/auth"
+token_url = "https://oauth2.googleapis.com/token"
+revocation_url = "https://oauth2.googleapis.com/revoke"
+api_base_url = "https://sheets.googleapis.com"
 
 [smtp]
 # SMTP server for dashboard mail (password resets). Empty host: the message is

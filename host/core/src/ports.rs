@@ -127,6 +127,23 @@ pub trait PoolPort: Send + Sync {
         fields: &'a [String],
     ) -> BoxFuture<'a, PortResult<Value>>;
 
+    /// The items of automation-platform polling trigger `trigger`
+    /// (`new-domain`, `domain-enriched`, `score-threshold`) for the actor,
+    /// newest first, at most `limit`, exactly as `GET
+    /// /v1/zapier/triggers/<trigger>` answers them with `params` as its
+    /// query (`{industry, country, min_confidence}` or `{threshold}`). Each
+    /// item has a string `id` that stays the same for the same item, which
+    /// the REST hooks' deliverer keys on. An unknown trigger or a bad
+    /// parameter is refused with the endpoint's detail.
+    fn trigger_items<'a>(
+        &'a self,
+        state: &'a AppState,
+        actor: Actor,
+        trigger: &'a str,
+        params: &'a Value,
+        limit: usize,
+    ) -> BoxFuture<'a, PortResult<Vec<Value>>>;
+
     /// The industries the actor's account works in, for template
     /// suggestions: those of the pool records of its lead lists' domains
     /// and those its audiences filter on, most frequent first.

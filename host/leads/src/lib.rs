@@ -7,9 +7,9 @@
 //! Each spec area is one module folder here with `routes.rs`, `service.rs`,
 //! `store.rs` and `tests.rs`: `domains/` (the pool), `lists/` (lead lists
 //! and the funnel), `bulk/`, `scoring/`, `intelligence/` (market
-//! intelligence), `audiences/`, `alerts/`, `watchlist/`, and `evaluation/` (the
-//! worker that lets them follow the pool); `export/` and `integrations/`
-//! come with their issues. `domain_csv.rs` reads files of
+//! intelligence), `audiences/`, `alerts/`, `watchlist/`, `evaluation/` (the
+//! worker that lets them follow the pool) and `integrations/` (the
+//! automation platform and the spreadsheet export). `domain_csv.rs` reads files of
 //! domains, `csv_out.rs` writes CSV downloads. The crawler and DNS lookups
 //! follow the core's outbound policy; events go to the core's outbox.
 
@@ -23,6 +23,7 @@ pub mod csv_out;
 pub mod domain_csv;
 pub mod domains;
 pub mod evaluation;
+pub mod integrations;
 pub mod intelligence;
 pub mod lists;
 pub mod ports;
@@ -41,12 +42,14 @@ fn v1() -> OpenApiRouter<outreach_core::state::AppState> {
         .merge(audiences::routes::router())
         .merge(alerts::routes::router())
         .merge(watchlist::routes::router())
+        .merge(integrations::zapier::routes::router())
+        .merge(integrations::sheets::routes::router())
 }
 
 pub const AREA: Area = Area {
     name: "leads",
     v1,
-    public: OpenApiRouter::new,
+    public: integrations::sheets::routes::public_router,
     extend: |state, ext| {
         let crawler = domains::pipeline::crawl::Crawler::new(state.outbound.clone())
             .expect("the crawler's HTTP client can be built");
@@ -60,6 +63,10 @@ pub const AREA: Area = Area {
         ext.insert(outreach_core::platform::slack::SlackClient::new(
             state.outbound.clone(),
         ));
+        ext.insert(
+            integrations::sheets::Sheets::new(state.outbound.clone())
+                .expect("the spreadsheet service's HTTP client can be built"),
+        );
         // The pipeline's save matches tracked keywords with it.
         ext.insert(intelligence::keywords::KeywordIndex::default());
         // Workflows reach lists, scoring and enrichment through it.

@@ -326,6 +326,21 @@ impl PoolPort for LeadsPort {
         Box::pin(records(state, domains))
     }
 
+    fn trigger_items<'a>(
+        &'a self,
+        state: &'a AppState,
+        actor: Actor,
+        trigger: &'a str,
+        params: &'a Value,
+        limit: usize,
+    ) -> BoxFuture<'a, PortResult<Vec<Value>>> {
+        Box::pin(async move {
+            crate::integrations::zapier::triggers::by_name(state, actor, trigger, params, limit)
+                .await
+                .map_err(refused)
+        })
+    }
+
     fn sample<'a>(
         &'a self,
         state: &'a AppState,

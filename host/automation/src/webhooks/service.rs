@@ -76,7 +76,7 @@ pub async fn create(
     let mut tx = state.db.pool.begin().await?;
     lock_account(&mut tx, state.db.backend, caller.account_id).await?;
     let id = store::insert_webhook(&mut tx, new).await?;
-    let quota = (Quota::Webhooks, "webhooks");
+    let quota = (Quota::Webhooks, store::OWN_WEBHOOKS);
     ensure_quota_after_insert(&mut tx, caller.plan, limits, quota, caller.account_id).await?;
     let sealed = state.secrets.encrypt(&secret_aad(id), &secret);
     store::seal_secret(&mut tx, id, &sealed).await?;

@@ -42,6 +42,14 @@ fn webhook_row(r: &AnyRow) -> sqlx::Result<WebhookRow> {
     })
 }
 
+/// Restricts a query to the account's own subscriptions: REST hooks
+/// (`rest_hooks/`, made by the automation platform) share the table and
+/// the delivery machinery but are neither listed, counted nor sent events.
+const OWN: &str = "AND rest_hook IS NULL";
+
+/// The account's own subscriptions as a table, for the plan cap's count.
+pub const OWN_WEBHOOKS: &str = "(SELECT account_id FROM webhooks WHERE rest_hook IS NULL) own";
+
 /// The associated data binding a sealed secret to its subscription.
 pub fn secret_aad(id: i64) -> String {
     format!("webhooks:{id}:secret")
@@ -84,7 +92,7 @@ pub async fn seal_secret(conn: &mut AnyConnection, id: i64, sealed: &str) -> sql
 }
 
 pub async fn get_webhook(db: &Db, account_id: i64, id: i64) -> sqlx::Result<Option<WebhookRow>> {
-    let sql = format!("SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE id = $1 AND account_id = $2");
+    let sql = format!("SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE id = $1 AND account_id = $2 {OWN}");
     sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(id)
         .bind(account_id)
@@ -96,7 +104,7 @@ pub async fn get_webhook(db: &Db, account_id: i64, id: i64) -> sqlx::Result<Opti
 }
 
 pub async fn list_webhooks(db: &Db, account_id: i64) -> sqlx::Result<Vec<WebhookRow>> {
-    let sql = format!("SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE account_id = $1 ORDER BY id");
+    let sql = format!("SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE account_id = $1 {OWN} ORDER BY id");
     sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(account_id)
         .fetch_all(&db.pool)
@@ -130,7 +138,8 @@ pub async fn update_webhook(db: &Db, w: &WebhookRow, now: i64) -> sqlx::Result<(
 
 /// Deletes a subscription with its deliveries and their attempts.
 pub async fn delete_webhook(db: &Db, account_id: i64, id: i64) -> sqlx::Result<bool> {
-    let done = sqlx::query("DELETE FROM webhooks WHERE id = $1 AND account_id = $2")
+    let sql = format!("DELETE FROM webhooks WHERE id = $1 AND account_id = $2 {OWN}");
+    let done = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(id)
         .bind(account_id)
         .execute(&db.pool)
@@ -157,7 +166,8 @@ pub async fn active_subscriptions(
     }
     let list = id_list(account_ids);
     let sql = format!(
-        "SELECT id, account_id, url, events FROM webhooks WHERE is_active = 1 AND account_id IN ({list})"
+        "SELECT id, account_id, url, events FROM webhooks \
+         WHERE is_active = 1 {OWN} AND account_id IN ({list})"
     );
     let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
         .persistent(false)

@@ -49,7 +49,7 @@ impl PlanLimits {
 pub struct LimitsTable([PlanLimits; 4]);
 
 /// Every setting a `[limits.<plan>]` section may hold.
-pub const SETTINGS: [&str; 16] = [
+pub const SETTINGS: [&str; 17] = [
     "requests_per_minute",
     "requests_per_day",
     "monthly_quota",
@@ -66,6 +66,7 @@ pub const SETTINGS: [&str; 16] = [
     "scoring_rules",
     "competitors",
     "tracked_keywords",
+    "automation_daily_queries",
 ];
 
 /// Settings that may not be zero: a plan that admits no request at all is

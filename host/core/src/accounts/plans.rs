@@ -78,10 +78,13 @@ pub enum Quota {
     ScoringRules,
     Competitors,
     TrackedKeywords,
+    /// Not a count of items: automation-platform queries per UTC day
+    /// (spec/2 "Limits"), counted by `usage::limits::account_day`.
+    AutomationDailyQueries,
 }
 
 impl Quota {
-    pub const ALL: [Quota; 13] = [
+    pub const ALL: [Quota; 14] = [
         Quota::Sequences,
         Quota::Alerts,
         Quota::Audiences,
@@ -95,6 +98,7 @@ impl Quota {
         Quota::ScoringRules,
         Quota::Competitors,
         Quota::TrackedKeywords,
+        Quota::AutomationDailyQueries,
     ];
 
     /// The setting's name in `[limits.<plan>]`.
@@ -113,6 +117,7 @@ impl Quota {
             Quota::ScoringRules => "scoring_rules",
             Quota::Competitors => "competitors",
             Quota::TrackedKeywords => "tracked_keywords",
+            Quota::AutomationDailyQueries => "automation_daily_queries",
         }
     }
 
@@ -131,6 +136,7 @@ impl Quota {
             Quota::ScoringRules => "scoring rules",
             Quota::Competitors => "competitors",
             Quota::TrackedKeywords => "tracked keywords",
+            Quota::AutomationDailyQueries => "automation-platform queries a day",
         }
     }
 
@@ -162,6 +168,10 @@ impl Quota {
             Quota::Competitors => [Some(0), Some(0), Some(10), Some(100)],
             // Ours: Pro 50, Enterprise 500 (issue 32).
             Quota::TrackedKeywords => [Some(0), Some(0), Some(50), Some(500)],
+            // spec/2 "Limits"; Free answers 403 before counting.
+            Quota::AutomationDailyQueries => {
+                [Some(0), Some(5_000), Some(50_000), Some(1_000_000)]
+            }
         };
         caps[match plan {
             Free => 0,

@@ -45,9 +45,24 @@ pub enum ApiError {
     /// 429; the detail names the wait and `Retry-After` carries it.
     #[error("Rate limit exceeded. Try again in {retry_after} seconds.")]
     RateLimited { retry_after: u64 },
+    /// 429 with spec/2's fixed detail 'Rate limit exceeded': a daily cap of
+    /// the automation-platform routes, or the spreadsheet service's own
+    /// limit. `limit` and `reset_at_ms` go into the `X-RateLimit-*`
+    /// headers when known.
+    #[error("{}", details::RATE_LIMIT_EXCEEDED)]
+    RateLimitExceeded {
+        retry_after: u64,
+        limit: Option<u64>,
+        reset_at_ms: Option<i64>,
+    },
     /// 502: every upstream vendor failed.
     #[error("{0}")]
     BadGateway(String),
+    /// 500 with a detail the spec quotes: an external service's failure
+    /// the caller can act on (spec/2's 'Google API error: <text>'). The
+    /// text must hold no secret.
+    #[error("{0}")]
+    ServiceError(String),
     /// 500: the cause is logged, never sent.
     #[error("internal error")]
     Internal(#[from] anyhow::Error),
@@ -71,9 +86,13 @@ impl ApiError {
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::RateLimited { .. } | ApiError::RateLimitExceeded { .. } => {
+                StatusCode::TOO_MANY_REQUESTS
+            }
             ApiError::BadGateway(_) => StatusCode::BAD_GATEWAY,
-            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::ServiceError(_) | ApiError::Internal(_) => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
         }
     }
 }
@@ -97,11 +116,27 @@ impl IntoResponse for ApiError {
             other => other.to_string(),
         };
         let mut response = error_response(status, detail);
-        if let ApiError::RateLimited { retry_after } = self {
-            response.headers_mut().insert(
-                header::RETRY_AFTER,
-                HeaderValue::from_str(&retry_after.to_string()).unwrap(),
-            );
+        let num = |n: u64| HeaderValue::from_str(&n.to_string()).unwrap();
+        let headers = response.headers_mut();
+        match self {
+            ApiError::RateLimited { retry_after } => {
+                headers.insert(header::RETRY_AFTER, num(retry_after));
+            }
+            ApiError::RateLimitExceeded {
+                retry_after,
+                limit,
+                reset_at_ms,
+            } => {
+                headers.insert(header::RETRY_AFTER, num(retry_after));
+                // The API-key layer keeps these rather than writing the
+                // minute window's over them: this limit is the one refused.
+                if let (Some(limit), Some(reset)) = (limit, reset_at_ms) {
+                    headers.insert("x-ratelimit-limit", num(limit));
+                    headers.insert("x-ratelimit-remaining", num(0));
+                    headers.insert("x-ratelimit-reset", num((reset / 1000) as u64));
+                }
+            }
+            _ => {}
         }
         response
     }

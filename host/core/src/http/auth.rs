@@ -15,6 +15,7 @@ use axum::response::{IntoResponse, Response};
 use super::client_ip::{client_ip, contains};
 use crate::accounts::plans::{Plan, require_plan};
 use crate::api_keys::VerifiedKey;
+use crate::error::details::NOT_AUTHENTICATED;
 use crate::error::{ApiError, ApiResult, INVALID_API_KEY};
 use crate::platform::limiter::Decision;
 use crate::state::AppState;
@@ -79,19 +80,24 @@ pub async fn require_api_key(
     next: Next,
 ) -> Response {
     let started = Instant::now();
-    let Some(token) = bearer(req.headers()) else {
-        return ApiError::Unauthorized(INVALID_API_KEY).into_response();
-    };
-    let key = match state.keys.verify(token).await {
-        Ok(Some(key)) => key,
-        Ok(None) => return ApiError::Unauthorized(INVALID_API_KEY).into_response(),
-        Err(e) => return ApiError::Internal(e).into_response(),
-    };
     let endpoint = req
         .extensions()
         .get::<MatchedPath>()
         .map(|m| m.as_str().to_string())
         .unwrap_or_else(|| req.uri().path().to_string());
+    // spec/2's integrations answer a missing or bad key with their own text.
+    let unauthenticated = match endpoint_group(&endpoint) {
+        "zapier" | "sheets" => NOT_AUTHENTICATED,
+        _ => INVALID_API_KEY,
+    };
+    let Some(token) = bearer(req.headers()) else {
+        return ApiError::Unauthorized(unauthenticated).into_response();
+    };
+    let key = match state.keys.verify(token).await {
+        Ok(Some(key)) => key,
+        Ok(None) => return ApiError::Unauthorized(unauthenticated).into_response(),
+        Err(e) => return ApiError::Internal(e).into_response(),
+    };
     let group = endpoint_group(&endpoint);
     let ip = client_ip(&req, &state.trusted_proxies);
 
@@ -180,7 +186,9 @@ async fn admit(
 
 fn rate_headers(headers: &mut HeaderMap, d: Option<&Decision>, quota_pct: Option<u64>) {
     let num = |n: u64| HeaderValue::from_str(&n.to_string()).unwrap();
-    if let Some(d) = d {
+    // A handler that refused on a limit of its own (a daily cap) has set
+    // these already; they describe the refusal, so they stay.
+    if let Some(d) = d.filter(|_| !headers.contains_key("x-ratelimit-limit")) {
         headers.insert("x-ratelimit-limit", num(d.limit as u64));
         headers.insert("x-ratelimit-remaining", num(d.remaining as u64));
         headers.insert("x-ratelimit-reset", num((d.reset_at_ms / 1000) as u64));

@@ -25,8 +25,7 @@ pub async fn minute(state: &AppState, key: &VerifiedKey) -> ApiResult<Option<Dec
     };
     let d = window(
         state,
-        key,
-        "minute",
+        &format!("minute:key:{}", key.key_id),
         MINUTE_MS,
         limit,
         Some(API_BURST),
@@ -43,8 +42,7 @@ pub async fn day(state: &AppState, key: &VerifiedKey) -> ApiResult<Option<Decisi
     };
     let d = window(
         state,
-        key,
-        "day",
+        &format!("day:key:{}", key.key_id),
         DAY_MS,
         limit,
         None,
@@ -54,10 +52,23 @@ pub async fn day(state: &AppState, key: &VerifiedKey) -> ApiResult<Option<Decisi
     Ok(Some(d))
 }
 
+/// Counts one query of `account_id` against a per-account daily cap named
+/// `name` (the automation-platform routes' `automation_daily_queries`):
+/// UTC days, in this process on SQLite and shared on PostgreSQL, like the
+/// per-key windows.
+pub async fn account_day(
+    state: &AppState,
+    name: &str,
+    account_id: i64,
+    limit: u64,
+) -> ApiResult<Decision> {
+    let subject = format!("{name}:account:{account_id}");
+    window(state, &subject, DAY_MS, limit, None, &state.limits.api_day).await
+}
+
 async fn window(
     state: &AppState,
-    key: &VerifiedKey,
-    name: &str,
+    subject: &str,
     len_ms: i64,
     limit: u64,
     burst: Option<Burst>,
@@ -65,15 +76,14 @@ async fn window(
 ) -> ApiResult<Decision> {
     let Some(shared) = &state.limits.shared else {
         let limit = u32::try_from(limit).unwrap_or(u32::MAX);
-        return Ok(local.check(&key.key_id.to_string(), limit));
+        return Ok(local.check(subject, limit));
     };
     let now = state.clock.now_ms();
     let start = window_start(now, len_ms);
     let reset_at_ms = start + len_ms;
-    let scope = format!("{name}:key:{}", key.key_id);
     let grant = shared
         .take(Window {
-            scope: &scope,
+            scope: subject,
             start,
             ends_at: reset_at_ms,
             limit,
@@ -99,6 +109,33 @@ pub async fn minute_used(state: &AppState, key_id: i64) -> ApiResult<u64> {
             let start = window_start(now, MINUTE_MS);
             Ok(shared.used(&format!("minute:key:{key_id}"), start).await?)
         }
-        None => Ok(state.limits.api.used(&key_id.to_string()) as u64),
+        None => Ok(state.limits.api.used(&format!("minute:key:{key_id}")) as u64),
     }
+}
+
+/// The gate of every automation-platform route but `auth/test` (spec/2
+/// "Automation-platform integration" and "Limits"): Starter and up (403
+/// below), and one query against the account's `automation_daily_queries`
+/// a UTC day, past which it answers 429 'Rate limit exceeded' with the
+/// day's window in `X-RateLimit-*` and `Retry-After`. The query still
+/// counts against the per-minute limit and the monthly quota, as every
+/// call does.
+pub async fn automation_query(state: &AppState, caller: &crate::http::auth::Caller) -> ApiResult<()> {
+    use crate::accounts::{Plan, Quota};
+    caller.require(Plan::Starter)?;
+    let Some(limit) = state
+        .plan_limits(caller.plan)
+        .quota(Quota::AutomationDailyQueries)
+    else {
+        return Ok(());
+    };
+    let d = account_day(state, "automation", caller.account_id, limit).await?;
+    if d.allowed {
+        return Ok(());
+    }
+    Err(crate::error::ApiError::RateLimitExceeded {
+        retry_after: d.retry_after_secs,
+        limit: Some(limit),
+        reset_at_ms: Some(d.reset_at_ms),
+    })
 }
