@@ -198,3 +198,42 @@ async fn a_sigkill_during_5000_deliveries_loses_none() {
     assert_eq!(seen, (0..5000).collect::<Vec<_>>());
     assert_eq!(stats["bad"], json!([]));
 }
+
+/// The automation platform's REST hook: a new-domain subscription gets the
+/// records imported after it, through the same signed delivery.
+#[tokio::test]
+async fn rest_hook_items_verify_with_octokit_and_standardwebhooks() {
+    let deployment = deployment();
+    let account = deployment.create_account("zaps@example.com", "starter");
+    let server = deployment.start();
+    let receiver = Receiver::start();
+    let r = post_json(
+        &client(),
+        &server.url("/v1/zapier/hooks"),
+        Some(&account.api_key),
+        &json!({"event": "new-domain", "target_url": format!("{}/hook", receiver.base)}),
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.text);
+    receiver.configure(r.json["secret"].as_str().unwrap()).await;
+
+    let file = deployment.scratch().join("pool.jsonl");
+    let lines: String = ["one.example", "two.example", "three.example"]
+        .iter()
+        .map(|d| format!("{}\n", json!({"domain": d, "industry": "Software", "confidence": 0.9})))
+        .collect();
+    std::fs::write(&file, lines).unwrap();
+    deployment.cli_ok(&["domains", "import", file.to_str().unwrap()]);
+
+    let stats = receiver.wait_for(3, Duration::from_secs(60)).await;
+    assert_eq!(stats["bad"], json!([]), "{stats}");
+    assert_eq!(stats["octokit_ok"], 3, "{stats}");
+    assert_eq!(stats["standard_ok"], 3, "{stats}");
+    let events: Vec<&str> = stats["delivered"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(events, ["zapier.new-domain"; 3], "{stats}");
+}

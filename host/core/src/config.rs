@@ -779,6 +779,27 @@ mod tests {
     }
 
     #[test]
+    fn sheets_settings_come_from_the_file_or_the_environment() {
+        let mut config: Config =
+            toml::from_str("[sheets]\nclient_id = \"file-id\"\ntoken_url = \"http://t\"").unwrap();
+        assert_eq!(config.sheets.token_url, "http://t");
+        assert_eq!(config.sheets.api_base_url, "https://sheets.googleapis.com");
+        let env: HashMap<&str, &str> = [
+            ("OUTREACH_SHEETS_CLIENT_ID", "env-id"),
+            ("OUTREACH_SHEETS_CLIENT_SECRET", "shh"),
+            ("OUTREACH_SHEETS_API_BASE_URL", "http://127.0.0.1:1"),
+        ]
+        .into();
+        config
+            .apply_env(|k| env.get(k).map(|v| v.to_string()))
+            .unwrap();
+        assert_eq!(config.sheets.client_id, "env-id");
+        assert_eq!(config.sheets.client_secret, "shh");
+        assert_eq!(config.sheets.api_base_url, "http://127.0.0.1:1");
+        assert_eq!(config.sheets.token_url, "http://t");
+    }
+
+    #[test]
     fn dns_nameservers_come_from_the_file_or_the_environment() {
         let mut config: Config =
             toml::from_str("dns_nameservers = [\"192.0.2.53\", \"[2001:db8::1]:5353\"]").unwrap();

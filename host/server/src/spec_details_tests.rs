@@ -96,13 +96,63 @@ async fn provoke(
                 body: json!({"detail": run.body["actions_executed"][0]["error"]}),
             }
         }
+        details::RATE_LIMIT_EXCEEDED => {
+            // The Pro cap is 2 automation-platform queries a day here.
+            for _ in 0..3 {
+                let r = app
+                    .get("/v1/zapier/triggers/domain-enriched", &pro.api_key)
+                    .await;
+                if r.status == 429 {
+                    return Some(r);
+                }
+            }
+            panic!("no 429 after 3 automation-platform queries");
+        }
+        details::SHEETS_NOT_CONNECTED => {
+            app.post("/v1/sheets/export", &free.api_key, json!({"domains": ["a.com"]}))
+                .await
+        }
+        details::EXPORT_TOO_LARGE => {
+            let domains: Vec<String> = (0..501).map(|i| format!("d{i}.com")).collect();
+            app.post("/v1/sheets/export", &pro.api_key, json!({"domains": domains}))
+                .await
+        }
+        details::SHEETS_API_ERROR => {
+            // Connected, but the service's address refuses connections.
+            let sealed = |which: &str, token: &str| {
+                let aad = outreach_leads::integrations::sheets::oauth::token_aad(pro.account_id, which);
+                app.state.secrets.encrypt(&aad, token)
+            };
+            sqlx::query(
+                "INSERT INTO sheets_connections (account_id, access_token, refresh_token, \
+                 expires_at, status, connected_at, updated_at) VALUES ($1, $2, $3, NULL, 'connected', 0, 0)",
+            )
+            .bind(pro.account_id)
+            .bind(sealed("access", "at"))
+            .bind(sealed("refresh", "rt"))
+            .execute(&app.state.db.pool)
+            .await
+            .unwrap();
+            app.post("/v1/sheets/export", &pro.api_key, json!({"domains": ["a.com"]}))
+                .await
+        }
         _ => return None,
     })
 }
 
 #[tokio::test]
 async fn every_quoted_detail_is_answered_exactly() {
-    let app = TestApp::with_areas(&AREAS, |_| {}).await;
+    let app = TestApp::with_areas(&AREAS, |c| {
+        let pro = c.limits.entry("pro".into()).or_default();
+        pro.insert(
+            "automation_daily_queries".into(),
+            outreach_core::accounts::limits::LimitSetting::Number(2),
+        );
+        c.sheets.client_id = "client".into();
+        // The discard port: nothing listens on loopback there.
+        c.sheets.api_base_url = "http://127.0.0.1:9".into();
+    })
+    .await;
     let free = app.account(Plan::Free).await;
     let pro = app.account(Plan::Pro).await;
     let mut checked = 0;

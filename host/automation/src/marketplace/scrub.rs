@@ -1,7 +1,8 @@
 //! What publishing removes from a definition: every secret and everything
 //! of the author's tenancy becomes a named placeholder
 //! (`workflows/placeholders.rs`) that the installer fills before the
-//! workflow may run. ARCHITECTURE.md ("Publishing") lists the fields.
+//! workflow may run. docs/decisions/marketplace.md ("What publishing
+//! scrubs") lists the fields.
 //!
 //! - trigger targets: `alert_id`, `audience_id`, `watch_id`, `keyword_id`;
 //! - ids of the author's rows in actions: `sequence_id`, `list_id`,

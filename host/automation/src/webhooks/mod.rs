@@ -22,4 +22,4 @@ pub mod signing;
 pub mod store;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

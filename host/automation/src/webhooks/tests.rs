@@ -18,7 +18,7 @@ use outreach_core::testing::{TestAccount, TestApp};
 
 /// How the receiver answers.
 #[derive(Clone, Debug)]
-enum Answer {
+pub(crate) enum Answer {
     Status(u16),
     After(Duration, u16),
     Redirect,
@@ -27,21 +27,21 @@ enum Answer {
 }
 
 #[derive(Clone, Debug)]
-struct Received {
-    headers: HeaderMap,
-    body: String,
+pub(crate) struct Received {
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: String,
 }
 
 /// A receiver on loopback that records every request.
 #[derive(Clone)]
-struct Receiver {
-    url: String,
+pub(crate) struct Receiver {
+    pub(crate) url: String,
     answer: Arc<Mutex<Answer>>,
     got: Arc<Mutex<Vec<Received>>>,
 }
 
 impl Receiver {
-    async fn start() -> Receiver {
+    pub(crate) async fn start() -> Receiver {
         let answer = Arc::new(Mutex::new(Answer::Status(200)));
         let got = Arc::new(Mutex::new(Vec::new()));
         let (a, g) = (answer.clone(), got.clone());
@@ -62,11 +62,11 @@ impl Receiver {
         Receiver { url, answer, got }
     }
 
-    fn answer(&self, a: Answer) {
+    pub(crate) fn answer(&self, a: Answer) {
         *self.answer.lock().unwrap() = a;
     }
 
-    fn received(&self) -> Vec<Received> {
+    pub(crate) fn received(&self) -> Vec<Received> {
         self.got.lock().unwrap().clone()
     }
 }

@@ -2,7 +2,6 @@
 
 use axum::extract::State;
 use serde::Serialize;
-use serde_json::Value;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -63,7 +62,7 @@ async fn auth_test(State(state): State<AppState>, caller: Caller) -> ApiResult<J
 #[utoipa::path(get, path = "/v1/zapier/triggers/new-domain", tag = "integrations", operation_id = "zapier_new_domain",
     security(("api_key" = [])), params(NewDomainQuery),
     responses(
-        (status = 200, description = "Newest first", body = Vec<Object>),
+        (status = 200, description = "Newest first", body = Vec<NewDomainItem>),
         (status = 400, description = "A filter out of range, an unknown industry", body = ErrorBody),
         (status = 401, description = "Not authenticated", body = ErrorBody),
         (status = 403, description = "Starter+ only", body = ErrorBody),
@@ -73,7 +72,7 @@ async fn new_domain(
     State(state): State<AppState>,
     caller: Caller,
     Query(query): Query<NewDomainQuery>,
-) -> ApiResult<Json<Vec<Value>>> {
+) -> ApiResult<Json<Vec<NewDomainItem>>> {
     automation_query(&state, &caller).await?;
     let limit = triggers::page(query.limit)?;
     Ok(Json(triggers::new_domains(&state, &query, limit).await?))
@@ -83,7 +82,7 @@ async fn new_domain(
 #[utoipa::path(get, path = "/v1/zapier/triggers/domain-enriched", tag = "integrations", operation_id = "zapier_domain_enriched",
     security(("api_key" = [])), params(LimitQuery),
     responses(
-        (status = 200, description = "Newest first", body = Vec<Object>),
+        (status = 200, description = "Newest first", body = Vec<EnrichedItem>),
         (status = 401, description = "Not authenticated", body = ErrorBody),
         (status = 403, description = "Starter+ only", body = ErrorBody),
         (status = 429, description = "Rate limit exceeded", body = ErrorBody),
@@ -92,7 +91,7 @@ async fn domain_enriched(
     State(state): State<AppState>,
     caller: Caller,
     Query(query): Query<LimitQuery>,
-) -> ApiResult<Json<Vec<Value>>> {
+) -> ApiResult<Json<Vec<EnrichedItem>>> {
     automation_query(&state, &caller).await?;
     let limit = triggers::page(query.limit)?;
     Ok(Json(triggers::enriched(&state, caller.account_id, limit).await?))
@@ -103,7 +102,7 @@ async fn domain_enriched(
 #[utoipa::path(get, path = "/v1/zapier/triggers/score-threshold", tag = "integrations", operation_id = "zapier_score_threshold",
     security(("api_key" = [])), params(ThresholdQuery),
     responses(
-        (status = 200, description = "Newest crossing first", body = Vec<Object>),
+        (status = 200, description = "Newest crossing first", body = Vec<ThresholdItem>),
         (status = 400, description = "threshold out of 0-100", body = ErrorBody),
         (status = 401, description = "Not authenticated", body = ErrorBody),
         (status = 403, description = "Starter+ only", body = ErrorBody),
@@ -113,7 +112,7 @@ async fn score_threshold(
     State(state): State<AppState>,
     caller: Caller,
     Query(query): Query<ThresholdQuery>,
-) -> ApiResult<Json<Vec<Value>>> {
+) -> ApiResult<Json<Vec<ThresholdItem>>> {
     automation_query(&state, &caller).await?;
     let limit = triggers::page(query.limit)?;
     let actor = crate::lists::service::actor(&caller);

@@ -15,8 +15,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use sqlx::Row;
 use utoipa::{IntoParams, ToSchema};
 
@@ -72,6 +72,52 @@ pub struct ThresholdQuery {
     pub limit: Option<i64>,
 }
 
+/// A `new-domain` item.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct NewDomainItem {
+    /// The domain.
+    pub id: String,
+    pub domain: String,
+    pub industry: Option<String>,
+    pub sub_industry: Option<String>,
+    pub business_type: Option<String>,
+    /// The registrant's country, else the web server's.
+    pub country: Option<String>,
+    /// Whole percent; null until known.
+    pub confidence: Option<i64>,
+    pub website_email: Option<String>,
+    pub summary: Option<String>,
+    pub registered_at: Option<String>,
+    /// When the domain entered the pool.
+    pub created_at: String,
+}
+
+/// A `domain-enriched` item.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EnrichedItem {
+    /// The enrichment's id.
+    pub id: String,
+    pub domain: String,
+    pub industry: Option<String>,
+    pub confidence: Option<i64>,
+    pub enriched_at: Option<String>,
+    pub fields_filled: i64,
+    pub completeness_score: i64,
+}
+
+/// A `score-threshold` item.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ThresholdItem {
+    /// The crossing's id.
+    pub id: String,
+    pub domain: String,
+    pub confidence: Option<i64>,
+    pub industry: Option<String>,
+    pub country: Option<String>,
+    /// When a poll first saw the score at or above the threshold.
+    pub triggered_at: String,
+}
+
 /// A poll's page size: 1-100, default 50.
 pub fn page(limit: Option<i64>) -> ApiResult<usize> {
     match limit {
@@ -99,7 +145,7 @@ fn confidence(r: &DomainRecord) -> Option<i64> {
     r.known_confidence().map(|c| (c * 100.0).round() as i64)
 }
 
-fn country(r: &DomainRecord) -> Option<&String> {
+fn country_of(r: &DomainRecord) -> Option<&String> {
     r.registrant_country.as_ref().or(r.ip_country.as_ref())
 }
 
@@ -126,12 +172,15 @@ pub async fn new_domains(
     state: &AppState,
     query: &NewDomainQuery,
     limit: usize,
-) -> ApiResult<Vec<Value>> {
+) -> ApiResult<Vec<NewDomainItem>> {
     let min = percent("min_confidence", query.min_confidence, 0)?;
     let industry = query
         .industry
         .as_deref()
-        .map(Industry::named)
+        .map(|name| {
+            Industry::named(name)
+                .map_err(|_| ApiError::bad_request("industry must be an industry of the taxonomy"))
+        })
         .transpose()?
         .map(|i| i.key);
     let country = match query.country.as_deref().map(str::trim) {
@@ -170,26 +219,28 @@ pub async fn new_domains(
     let records = records_by_id(state, &ids).await?;
     Ok(records
         .iter()
-        .map(|r| {
-            json!({
-                "id": r.domain,
-                "domain": r.domain,
-                "industry": r.industry,
-                "sub_industry": r.sub_industry,
-                "business_type": r.known_business_type(),
-                "country": country(r),
-                "confidence": confidence(r),
-                "website_email": r.website_email,
-                "summary": r.summary,
-                "registered_at": r.registered_at,
-                "created_at": r.created_at,
-            })
+        .map(|r| NewDomainItem {
+            id: r.domain.clone(),
+            domain: r.domain.clone(),
+            industry: r.industry.clone(),
+            sub_industry: r.sub_industry.clone(),
+            business_type: r.known_business_type().map(str::to_owned),
+            country: country_of(r).cloned(),
+            confidence: confidence(r),
+            website_email: r.website_email.clone(),
+            summary: r.summary.clone(),
+            registered_at: r.registered_at.clone(),
+            created_at: r.created_at.clone(),
         })
         .collect())
 }
 
 /// `domain-enriched`: the account's finished enrichments, newest first.
-pub async fn enriched(state: &AppState, account_id: i64, limit: usize) -> ApiResult<Vec<Value>> {
+pub async fn enriched(
+    state: &AppState,
+    account_id: i64,
+    limit: usize,
+) -> ApiResult<Vec<EnrichedItem>> {
     // Failed enrichments are left out after the read, so read a margin.
     let rows = sqlx::query(
         "SELECT id, data FROM event_outbox WHERE account_id = $1 AND event_type = 'domain.enriched' \
@@ -207,7 +258,8 @@ pub async fn enriched(state: &AppState, account_id: i64, limit: usize) -> ApiRes
         if data["status"] == "enriched"
             && let Some(domain) = data["domain"].as_str()
         {
-            events.push((id, domain.to_owned(), data["enriched_at"].clone()));
+            let at = data["enriched_at"].as_str().map(str::to_owned);
+            events.push((id, domain.to_owned(), at));
         }
         if events.len() == limit {
             break;
@@ -225,15 +277,15 @@ pub async fn enriched(state: &AppState, account_id: i64, limit: usize) -> ApiRes
         .iter()
         .filter_map(|(id, domain, enriched_at)| {
             let r = by_domain.get(domain.as_str())?;
-            Some(json!({
-                "id": id.to_string(),
-                "domain": domain,
-                "industry": r.industry,
-                "confidence": confidence(r),
-                "enriched_at": enriched_at,
-                "fields_filled": r.fields_filled,
-                "completeness_score": r.completeness_score,
-            }))
+            Some(EnrichedItem {
+                id: id.to_string(),
+                domain: domain.clone(),
+                industry: r.industry.clone(),
+                confidence: confidence(r),
+                enriched_at: enriched_at.clone(),
+                fields_filled: r.fields_filled,
+                completeness_score: r.completeness_score,
+            })
         })
         .collect())
 }
@@ -245,7 +297,7 @@ pub async fn score_threshold(
     actor: Actor,
     threshold: Option<i64>,
     limit: usize,
-) -> ApiResult<Vec<Value>> {
+) -> ApiResult<Vec<ThresholdItem>> {
     let threshold = percent("threshold", threshold, 80)?;
     let rule = scoring::resolve(state, actor.account_id, None).await?;
     let domains: Vec<String> =
@@ -326,15 +378,15 @@ pub async fn score_threshold(
             let id: i64 = row.try_get("id")?;
             let domain: String = row.try_get("domain")?;
             let triggered_at: i64 = row.try_get("triggered_at")?;
-            let r = by_domain.get(domain.as_str());
-            Ok(json!({
-                "id": id.to_string(),
-                "domain": domain,
-                "confidence": r.and_then(|r| confidence(r)),
-                "industry": r.and_then(|r| r.industry.clone()),
-                "country": r.and_then(|r| country(r)),
-                "triggered_at": iso(triggered_at),
-            }))
+            let r = by_domain.get(domain.as_str()).copied();
+            Ok(ThresholdItem {
+                id: id.to_string(),
+                confidence: r.and_then(confidence),
+                industry: r.and_then(|r| r.industry.clone()),
+                country: r.and_then(country_of).cloned(),
+                domain,
+                triggered_at: iso(triggered_at),
+            })
         })
         .collect::<sqlx::Result<_>>()
         .map_err(ApiError::from)
@@ -349,17 +401,23 @@ pub async fn by_name(
     params: &Value,
     limit: usize,
 ) -> ApiResult<Vec<Value>> {
+    fn values<T: Serialize>(items: Vec<T>) -> ApiResult<Vec<Value>> {
+        items
+            .into_iter()
+            .map(|i| serde_json::to_value(i).map_err(|e| ApiError::Internal(e.into())))
+            .collect()
+    }
     let limit = limit.clamp(1, MAX_LIMIT);
     match trigger {
         NEW_DOMAIN => {
             let query: NewDomainQuery = serde_json::from_value(params.clone())
                 .map_err(|e| ApiError::bad_request(format!("Invalid parameters: {e}")))?;
-            new_domains(state, &query, limit).await
+            values(new_domains(state, &query, limit).await?)
         }
-        DOMAIN_ENRICHED => enriched(state, actor.account_id, limit).await,
+        DOMAIN_ENRICHED => values(enriched(state, actor.account_id, limit).await?),
         SCORE_THRESHOLD => {
             let threshold = params["threshold"].as_i64();
-            score_threshold(state, actor, threshold, limit).await
+            values(score_threshold(state, actor, threshold, limit).await?)
         }
         other => Err(ApiError::bad_request(format!(
             "Unknown trigger '{}'",
