@@ -109,7 +109,7 @@ async fn provoke(
             panic!("no 429 after 3 automation-platform queries");
         }
         details::SHEETS_NOT_CONNECTED => {
-            app.post("/v1/sheets/export", &free.api_key, json!({"domains": ["a.com"]}))
+            app.post("/v1/sheets/export", &pro.api_key, json!({"domains": ["a.com"]}))
                 .await
         }
         details::EXPORT_TOO_LARGE => {
