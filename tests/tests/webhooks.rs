@@ -220,7 +220,12 @@ async fn rest_hook_items_verify_with_octokit_and_standardwebhooks() {
     let file = deployment.scratch().join("pool.jsonl");
     let lines: String = ["one.example", "two.example", "three.example"]
         .iter()
-        .map(|d| format!("{}\n", json!({"domain": d, "industry": "Software", "confidence": 0.9})))
+        .map(|d| {
+            format!(
+                "{}\n",
+                json!({"domain": d, "industry": "Software", "confidence": 0.9})
+            )
+        })
         .collect();
     std::fs::write(&file, lines).unwrap();
     deployment.cli_ok(&["domains", "import", file.to_str().unwrap()]);

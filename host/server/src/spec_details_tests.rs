@@ -109,18 +109,27 @@ async fn provoke(
             panic!("no 429 after 3 automation-platform queries");
         }
         details::SHEETS_NOT_CONNECTED => {
-            app.post("/v1/sheets/export", &pro.api_key, json!({"domains": ["a.com"]}))
-                .await
+            app.post(
+                "/v1/sheets/export",
+                &pro.api_key,
+                json!({"domains": ["a.com"]}),
+            )
+            .await
         }
         details::EXPORT_TOO_LARGE => {
             let domains: Vec<String> = (0..501).map(|i| format!("d{i}.com")).collect();
-            app.post("/v1/sheets/export", &pro.api_key, json!({"domains": domains}))
-                .await
+            app.post(
+                "/v1/sheets/export",
+                &pro.api_key,
+                json!({"domains": domains}),
+            )
+            .await
         }
         details::SHEETS_API_ERROR => {
             // Connected, but the service's address refuses connections.
             let sealed = |which: &str, token: &str| {
-                let aad = outreach_leads::integrations::sheets::oauth::token_aad(pro.account_id, which);
+                let aad =
+                    outreach_leads::integrations::sheets::oauth::token_aad(pro.account_id, which);
                 app.state.secrets.encrypt(&aad, token)
             };
             sqlx::query(
@@ -133,8 +142,12 @@ async fn provoke(
             .execute(&app.state.db.pool)
             .await
             .unwrap();
-            app.post("/v1/sheets/export", &pro.api_key, json!({"domains": ["a.com"]}))
-                .await
+            app.post(
+                "/v1/sheets/export",
+                &pro.api_key,
+                json!({"domains": ["a.com"]}),
+            )
+            .await
         }
         _ => return None,
     })

@@ -30,7 +30,7 @@ use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
 use crate::webhooks::signing::new_secret;
-use crate::webhooks::store::{secret_aad, seal_secret};
+use crate::webhooks::store::{seal_secret, secret_aad};
 use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::http::auth::Caller;
 use outreach_core::platform::outbound;
@@ -96,9 +96,17 @@ fn params_of(body: &NewRestHook) -> ApiResult<Value> {
         }
     };
     let new_domain = body.event == "new-domain";
-    put("industry", body.industry.clone().map(Value::from), new_domain)?;
+    put(
+        "industry",
+        body.industry.clone().map(Value::from),
+        new_domain,
+    )?;
     put("country", body.country.clone().map(Value::from), new_domain)?;
-    put("min_confidence", body.min_confidence.map(Value::from), new_domain)?;
+    put(
+        "min_confidence",
+        body.min_confidence.map(Value::from),
+        new_domain,
+    )?;
     let threshold = body.event == "score-threshold";
     put("threshold", body.threshold.map(Value::from), threshold)?;
     Ok(Value::Object(params))
@@ -122,7 +130,11 @@ pub async fn items(
 }
 
 /// `POST /v1/zapier/hooks`.
-pub async fn subscribe(state: &AppState, caller: &Caller, body: NewRestHook) -> ApiResult<RestHook> {
+pub async fn subscribe(
+    state: &AppState,
+    caller: &Caller,
+    body: NewRestHook,
+) -> ApiResult<RestHook> {
     automation_query(state, caller).await?;
     if !TRIGGERS.contains(&body.event.as_str()) {
         return Err(ApiError::bad_request(format!(
@@ -156,7 +168,12 @@ pub async fn subscribe(state: &AppState, caller: &Caller, body: NewRestHook) -> 
             "Plan limit reached: an account may hold {MAX_HOOKS} REST hooks"
         )));
     }
-    seal_secret(&mut tx, id, &state.secrets.encrypt(&secret_aad(id), &secret)).await?;
+    seal_secret(
+        &mut tx,
+        id,
+        &state.secrets.encrypt(&secret_aad(id), &secret),
+    )
+    .await?;
     let ids: Vec<String> = existing.iter().filter_map(item_id).collect();
     store::mark_seen(&mut tx, state.db.backend, id, &ids, now).await?;
     tx.commit().await?;

@@ -66,7 +66,11 @@ async fn new_items_reach_the_hook_once_signed_in_the_webhook_envelope() {
     assert_eq!(pass(&app).await, 0);
 
     app.clock.advance(std::time::Duration::from_secs(60));
-    import(&app, &[record("new.com", "Software"), record("shop.com", "Retail")]).await;
+    import(
+        &app,
+        &[record("new.com", "Software"), record("shop.com", "Retail")],
+    )
+    .await;
     assert_eq!(pass(&app).await, 1);
     assert_eq!(pass(&app).await, 0, "an item goes out once");
     let got = receiver.received();
@@ -119,7 +123,9 @@ async fn subscriptions_are_checked_and_owned() {
         json!({"event": "score-threshold", "target_url": url, "threshold": 150}),
         json!({"event": "domain-enriched"}),
     ] {
-        let r = app.post("/v1/zapier/hooks", &acct.api_key, body.clone()).await;
+        let r = app
+            .post("/v1/zapier/hooks", &acct.api_key, body.clone())
+            .await;
         assert_eq!(r.status, 400, "{body}: {:?}", r.body);
     }
     let r = app
@@ -137,7 +143,9 @@ async fn subscriptions_are_checked_and_owned() {
     )
     .await;
     let path = format!("/v1/zapier/hooks/{}", hook["id"]);
-    let r = app.call("DELETE", &path, Some(&stranger.api_key), None).await;
+    let r = app
+        .call("DELETE", &path, Some(&stranger.api_key), None)
+        .await;
     assert_eq!(r.status, 404);
     // An ordinary webhook's id is not a hook.
     let w = app

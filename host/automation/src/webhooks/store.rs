@@ -92,7 +92,8 @@ pub async fn seal_secret(conn: &mut AnyConnection, id: i64, sealed: &str) -> sql
 }
 
 pub async fn get_webhook(db: &Db, account_id: i64, id: i64) -> sqlx::Result<Option<WebhookRow>> {
-    let sql = format!("SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE id = $1 AND account_id = $2 {OWN}");
+    let sql =
+        format!("SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE id = $1 AND account_id = $2 {OWN}");
     sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(id)
         .bind(account_id)
@@ -104,7 +105,8 @@ pub async fn get_webhook(db: &Db, account_id: i64, id: i64) -> sqlx::Result<Opti
 }
 
 pub async fn list_webhooks(db: &Db, account_id: i64) -> sqlx::Result<Vec<WebhookRow>> {
-    let sql = format!("SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE account_id = $1 {OWN} ORDER BY id");
+    let sql =
+        format!("SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE account_id = $1 {OWN} ORDER BY id");
     sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(account_id)
         .fetch_all(&db.pool)

@@ -169,9 +169,7 @@ impl Quota {
             // Ours: Pro 50, Enterprise 500 (issue 32).
             Quota::TrackedKeywords => [Some(0), Some(0), Some(50), Some(500)],
             // spec/2 "Limits"; Free answers 403 before counting.
-            Quota::AutomationDailyQueries => {
-                [Some(0), Some(5_000), Some(50_000), Some(1_000_000)]
-            }
+            Quota::AutomationDailyQueries => [Some(0), Some(5_000), Some(50_000), Some(1_000_000)],
         };
         caps[match plan {
             Free => 0,

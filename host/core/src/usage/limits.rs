@@ -120,7 +120,10 @@ pub async fn minute_used(state: &AppState, key_id: i64) -> ApiResult<u64> {
 /// day's window in `X-RateLimit-*` and `Retry-After`. The query still
 /// counts against the per-minute limit and the monthly quota, as every
 /// call does.
-pub async fn automation_query(state: &AppState, caller: &crate::http::auth::Caller) -> ApiResult<()> {
+pub async fn automation_query(
+    state: &AppState,
+    caller: &crate::http::auth::Caller,
+) -> ApiResult<()> {
     use crate::accounts::{Plan, Quota};
     caller.require(Plan::Starter)?;
     let Some(limit) = state

@@ -58,9 +58,8 @@ async fn call(
     body: &Value,
 ) -> ApiResult<Value> {
     let sheets = state.ext::<Sheets>();
-    let bad_base = |e: &dyn std::fmt::Display| {
-        ApiError::Internal(anyhow::anyhow!("sheets.api_base_url: {e}"))
-    };
+    let bad_base =
+        |e: &dyn std::fmt::Display| ApiError::Internal(anyhow::anyhow!("sheets.api_base_url: {e}"));
     let mut url = Url::parse(&state.config.sheets.api_base_url).map_err(|e| bad_base(&e))?;
     url.path_segments_mut()
         .map_err(|_| bad_base(&"cannot be a base"))?
@@ -91,8 +90,9 @@ async fn call(
         };
         match got.status {
             200..=299 => {
-                return serde_json::from_slice(&got.body)
-                    .map_err(|_| google_error("the service answered with a body that is not JSON"));
+                return serde_json::from_slice(&got.body).map_err(|_| {
+                    google_error("the service answered with a body that is not JSON")
+                });
             }
             401 if !refreshed => {
                 refreshed = true;

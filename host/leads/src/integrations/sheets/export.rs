@@ -61,13 +61,18 @@ struct Job<'a> {
 }
 
 /// `POST /v1/sheets/export`.
-pub async fn export(state: &AppState, caller: &Caller, body: ExportRequest) -> ApiResult<ExportAnswer> {
+pub async fn export(
+    state: &AppState,
+    caller: &Caller,
+    body: ExportRequest,
+) -> ApiResult<ExportAnswer> {
     let id = body.template.as_deref().unwrap_or(FULL.id);
-    let template = templates::named(id).ok_or_else(|| {
-        ApiError::bad_request("template must be one of full, compact, contacts")
-    })?;
+    let template = templates::named(id)
+        .ok_or_else(|| ApiError::bad_request("template must be one of full, compact, contacts"))?;
     if body.domains.is_empty() {
-        return Err(ApiError::bad_request("domains must name at least one domain"));
+        return Err(ApiError::bad_request(
+            "domains must name at least one domain",
+        ));
     }
     if body.domains.len() > MAX_DOMAINS {
         return Err(ApiError::bad_request(EXPORT_TOO_LARGE));
@@ -127,7 +132,11 @@ pub async fn export_list(
     })
 }
 
-async fn run(state: &AppState, caller: &Caller, job: Job<'_>) -> ApiResult<(api::Spreadsheet, usize)> {
+async fn run(
+    state: &AppState,
+    caller: &Caller,
+    job: Job<'_>,
+) -> ApiResult<(api::Spreadsheet, usize)> {
     // Not connected (or broken) answers before anything is created.
     oauth::access_token(state, caller.account_id, false).await?;
     let found = pool::find_many(&state.db, &job.domains).await?;
@@ -138,7 +147,11 @@ async fn run(state: &AppState, caller: &Caller, job: Job<'_>) -> ApiResult<(api:
     let mut rows = Vec::with_capacity(job.domains.len() + 1);
     rows.push(templates::header(job.template));
     for d in &job.domains {
-        rows.push(templates::row(job.template, d, by_domain.get(d.as_str()).copied()));
+        rows.push(templates::row(
+            job.template,
+            d,
+            by_domain.get(d.as_str()).copied(),
+        ));
     }
     let sheet = api::create(state, caller.account_id, &job.title, SHEET).await?;
     api::write_rows(state, caller.account_id, &sheet.id, SHEET, &rows).await?;
@@ -162,7 +175,14 @@ async fn run(state: &AppState, caller: &Caller, job: Job<'_>) -> ApiResult<(api:
         "url": sheet.url,
         "spreadsheet_id": sheet.id,
     });
-    events::record(&mut tx, caller.account_id, EventType::ExportCompleted, &data, now).await?;
+    events::record(
+        &mut tx,
+        caller.account_id,
+        EventType::ExportCompleted,
+        &data,
+        now,
+    )
+    .await?;
     tx.commit().await?;
     Ok((sheet, exported))
 }

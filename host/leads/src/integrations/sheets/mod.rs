@@ -63,6 +63,7 @@ impl Sheets {
 
     #[cfg(test)]
     pub(crate) fn set_timeout(&self, t: Duration) {
-        self.timeout_ms.store(t.as_millis() as u64, Ordering::Relaxed);
+        self.timeout_ms
+            .store(t.as_millis() as u64, Ordering::Relaxed);
     }
 }

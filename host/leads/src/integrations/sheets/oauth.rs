@@ -2,6 +2,8 @@
 //! with PKCE (RFC 7636) through the `oauth2` crate, whose HTTP goes through
 //! the guarded client with the provider's deadline.
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use oauth2::basic::{BasicClient, BasicErrorResponseType};
 use oauth2::http::{HeaderValue, Response};
 use oauth2::{
@@ -9,8 +11,6 @@ use oauth2::{
     HttpRequest, HttpResponse, PkceCodeChallenge, PkceCodeVerifier, RedirectUrl, RefreshToken,
     RequestTokenError, Scope, TokenResponse, TokenUrl,
 };
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
@@ -131,9 +131,19 @@ pub async fn connect(state: &AppState, account_id: i64) -> ApiResult<ConnectAnsw
         .add_extra_param("prompt", "consent")
         .url();
     let hash = state_hash(csrf.secret());
-    let sealed = state.secrets.encrypt(&verifier_aad(&hash), verifier.secret());
+    let sealed = state
+        .secrets
+        .encrypt(&verifier_aad(&hash), verifier.secret());
     let now = state.clock.now_ms();
-    store::insert_state(&state.db, &hash, account_id, &sealed, now + STATE_TTL_MS, now).await?;
+    store::insert_state(
+        &state.db,
+        &hash,
+        account_id,
+        &sealed,
+        now + STATE_TTL_MS,
+        now,
+    )
+    .await?;
     Ok(ConnectAnswer {
         authorization_url: url.to_string(),
     })
@@ -153,13 +163,16 @@ pub async fn callback(
     error: Option<&str>,
 ) -> ApiResult<i64> {
     let client = client(state)?;
-    let csrf = csrf.filter(|s| !s.is_empty()).ok_or_else(|| refused("Missing state"))?;
+    let csrf = csrf
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| refused("Missing state"))?;
     let hash = state_hash(csrf);
     let now = state.clock.now_ms();
     let mut conn = state.db.pool.acquire().await?;
-    let (account_id, sealed, expires_at) = store::take_state(&mut conn, &hash)
-        .await?
-        .ok_or_else(|| refused("Invalid or expired state: start again from GET /v1/sheets/connect"))?;
+    let (account_id, sealed, expires_at) =
+        store::take_state(&mut conn, &hash).await?.ok_or_else(|| {
+            refused("Invalid or expired state: start again from GET /v1/sheets/connect")
+        })?;
     if expires_at <= now {
         return Err(refused(
             "Invalid or expired state: start again from GET /v1/sheets/connect",
@@ -171,7 +184,9 @@ pub async fn callback(
             error.chars().take(100).collect::<String>()
         )));
     }
-    let code = code.filter(|c| !c.is_empty()).ok_or_else(|| refused("Missing code"))?;
+    let code = code
+        .filter(|c| !c.is_empty())
+        .ok_or_else(|| refused("Missing code"))?;
     let verifier = state
         .secrets
         .decrypt(&verifier_aad(&hash), &sealed)
@@ -191,12 +206,15 @@ pub async fn callback(
         })?;
     let connection = Connection {
         account_id,
-        access_token: state
-            .secrets
-            .encrypt(&token_aad(account_id, "access"), token.access_token().secret()),
-        refresh_token: token
-            .refresh_token()
-            .map(|r| state.secrets.encrypt(&token_aad(account_id, "refresh"), r.secret())),
+        access_token: state.secrets.encrypt(
+            &token_aad(account_id, "access"),
+            token.access_token().secret(),
+        ),
+        refresh_token: token.refresh_token().map(|r| {
+            state
+                .secrets
+                .encrypt(&token_aad(account_id, "refresh"), r.secret())
+        }),
         expires_at: token.expires_in().map(|d| now + d.as_millis() as i64),
         status: "connected".into(),
         connected_at: now,
@@ -236,7 +254,10 @@ pub async fn disconnect(state: &AppState, account_id: i64) -> ApiResult<()> {
     };
     let (token, hint) = match &c.refresh_token {
         Some(sealed) => (open(state, account_id, "refresh", sealed)?, "refresh_token"),
-        None => (open(state, account_id, "access", &c.access_token)?, "access_token"),
+        None => (
+            open(state, account_id, "access", &c.access_token)?,
+            "access_token",
+        ),
     };
     revoke(state, &token, hint).await?;
     store::forget(&state.db, account_id).await?;
@@ -251,7 +272,9 @@ async fn revoke(state: &AppState, token: &str, hint: &str) -> ApiResult<()> {
     let c = &state.config.sheets;
     let url = Url::parse(&c.revocation_url)
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("sheets.revocation_url: {e}")))?;
-    let loopback = url.host_str().is_some_and(|h| h == "127.0.0.1" || h == "localhost");
+    let loopback = url
+        .host_str()
+        .is_some_and(|h| h == "127.0.0.1" || h == "localhost");
     if url.scheme() != "https" && !(loopback && state.outbound.allow_loopback) {
         return Err(ApiError::Internal(anyhow::anyhow!(
             "sheets.revocation_url must use HTTPS"
@@ -266,14 +289,23 @@ async fn revoke(state: &AppState, token: &str, hint: &str) -> ApiResult<()> {
     let mut request = GuardedRequest::new(Method::POST, url);
     request.timeout = Some(sheets.timeout());
     request.headers = vec![
-        ("content-type".into(), "application/x-www-form-urlencoded".into()),
-        ("authorization".into(), format!("Basic {}", STANDARD.encode(credentials))),
+        (
+            "content-type".into(),
+            "application/x-www-form-urlencoded".into(),
+        ),
+        (
+            "authorization".into(),
+            format!("Basic {}", STANDARD.encode(credentials)),
+        ),
     ];
     request.body = Some(body.into_bytes());
     match sheets.http.send(request).await {
         // 400 (`invalid_token` and the like): the grant is gone already.
         Ok(r) if r.status < 500 => Ok(()),
-        Ok(r) => Err(google_error(&format!("revocation answered HTTP {}", r.status))),
+        Ok(r) => Err(google_error(&format!(
+            "revocation answered HTTP {}",
+            r.status
+        ))),
         Err(e) => Err(google_error(&e.to_string())),
     }
 }
@@ -308,7 +340,11 @@ pub async fn access_token(state: &AppState, account_id: i64, force: bool) -> Api
     let client = client(state)?;
     let sheets = state.ext::<Sheets>().clone();
     let http = move |r| send(sheets.clone(), r);
-    let token = match client.exchange_refresh_token(&refresh).request_async(&http).await {
+    let token = match client
+        .exchange_refresh_token(&refresh)
+        .request_async(&http)
+        .await
+    {
         Ok(t) => t,
         Err(RequestTokenError::ServerResponse(r))
             if matches!(
@@ -322,10 +358,14 @@ pub async fn access_token(state: &AppState, account_id: i64, force: bool) -> Api
         Err(e) => return Err(google_error(&e.to_string())),
     };
     let access = token.access_token().secret().clone();
-    let sealed_access = state.secrets.encrypt(&token_aad(account_id, "access"), &access);
-    let sealed_refresh = token
-        .refresh_token()
-        .map(|r| state.secrets.encrypt(&token_aad(account_id, "refresh"), r.secret()));
+    let sealed_access = state
+        .secrets
+        .encrypt(&token_aad(account_id, "access"), &access);
+    let sealed_refresh = token.refresh_token().map(|r| {
+        state
+            .secrets
+            .encrypt(&token_aad(account_id, "refresh"), r.secret())
+    });
     let expires_at = token.expires_in().map(|d| now + d.as_millis() as i64);
     store::refreshed(
         &state.db,

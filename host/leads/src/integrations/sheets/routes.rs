@@ -87,7 +87,10 @@ struct CallbackQuery {
         (status = 400, description = "Wrong or expired state, declined, or a code the provider refused", body = ErrorBody),
         (status = 500, description = "Google API error: the provider could not be reached", body = ErrorBody),
     ))]
-async fn callback(State(state): State<AppState>, Query(q): Query<CallbackQuery>) -> ApiResult<Response> {
+async fn callback(
+    State(state): State<AppState>,
+    Query(q): Query<CallbackQuery>,
+) -> ApiResult<Response> {
     oauth::callback(
         &state,
         q.code.as_deref(),

@@ -148,7 +148,11 @@ fn cell(r: &DomainRecord, column: &str) -> Value {
         "signals" => joined(
             r.alert_signals
                 .iter()
-                .chain(r.audience_signals.iter().filter(|s| !r.alert_signals.contains(s)))
+                .chain(
+                    r.audience_signals
+                        .iter()
+                        .filter(|s| !r.alert_signals.contains(s)),
+                )
                 .map(String::as_str),
         ),
         "likely_buys" => joined(r.likely_buys.iter().map(String::as_str)),

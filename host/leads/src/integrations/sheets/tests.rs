@@ -66,7 +66,9 @@ struct Stub {
 }
 
 fn form(body: &[u8]) -> HashMap<String, String> {
-    oauth2::url::form_urlencoded::parse(body).into_owned().collect()
+    oauth2::url::form_urlencoded::parse(body)
+        .into_owned()
+        .collect()
 }
 
 fn token_error(code: &str) -> Response {
@@ -252,8 +254,13 @@ async fn consent(app: &TestApp, stub: &Stub, acct: &TestAccount, code: &str) -> 
 }
 
 async fn callback(app: &TestApp, query: &str) -> outreach_core::testing::TestResponse {
-    app.call("GET", &format!("/v1/sheets/oauth/callback?{query}"), None, None)
-        .await
+    app.call(
+        "GET",
+        &format!("/v1/sheets/oauth/callback?{query}"),
+        None,
+        None,
+    )
+    .await
 }
 
 async fn connected(app: &TestApp, stub: &Stub, acct: &TestAccount) {
@@ -267,7 +274,11 @@ async fn status(app: &TestApp, acct: &TestAccount) -> String {
     r.body["status"].as_str().unwrap().to_owned()
 }
 
-async fn export(app: &TestApp, acct: &TestAccount, body: Value) -> outreach_core::testing::TestResponse {
+async fn export(
+    app: &TestApp,
+    acct: &TestAccount,
+    body: Value,
+) -> outreach_core::testing::TestResponse {
     app.post("/v1/sheets/export", &acct.api_key, body).await
 }
 
@@ -278,7 +289,10 @@ async fn the_oauth_dance_with_refresh_and_revocation() {
     let acct = app.account(Plan::Starter).await;
     assert_eq!(status(&app, &acct).await, "not_connected");
     let r = export(&app, &acct, json!({"domains": ["a.com"]})).await;
-    assert_eq!((r.status.as_u16(), r.detail()), (400, "Google Sheets not connected"));
+    assert_eq!(
+        (r.status.as_u16(), r.detail()),
+        (400, "Google Sheets not connected")
+    );
 
     // A forged state, and a missing one, store nothing.
     let state = consent(&app, &stub, &acct, "good-code").await;
@@ -345,7 +359,10 @@ async fn the_oauth_dance_with_refresh_and_revocation() {
     stub.provider().refresh.clear();
     stub.provider().access.clear();
     let r = export(&app, &acct, json!({"domains": ["a.com"]})).await;
-    assert_eq!((r.status.as_u16(), r.detail()), (400, "Google Sheets not connected"));
+    assert_eq!(
+        (r.status.as_u16(), r.detail()),
+        (400, "Google Sheets not connected")
+    );
     assert_eq!(status(&app, &acct).await, "broken");
     let r = export(&app, &acct, json!({"domains": ["a.com"]})).await;
     assert_eq!(r.status, 400);
@@ -357,11 +374,12 @@ async fn the_oauth_dance_with_refresh_and_revocation() {
         .call("DELETE", "/v1/sheets/connect", Some(&acct.api_key), None)
         .await;
     assert_eq!(r.status, 204, "{:?}", r.body);
-    let p = stub.provider();
-    assert_eq!(p.revoked.len(), 1);
-    assert!(p.revoked[0].starts_with("rt-"));
-    assert!(p.refresh.is_empty());
-    drop(p);
+    {
+        let p = stub.provider();
+        assert_eq!(p.revoked.len(), 1);
+        assert!(p.revoked[0].starts_with("rt-"));
+        assert!(p.refresh.is_empty());
+    }
     assert_eq!(status(&app, &acct).await, "not_connected");
 }
 
@@ -403,7 +421,11 @@ async fn each_template_writes_its_header_and_cells_as_values() {
         assert_eq!(calls[0].method, "POST");
         assert_eq!(calls[0].path, "/v4/spreadsheets");
         assert_eq!(calls[1].method, "PUT");
-        assert!(calls[1].path.starts_with(&format!("/v4/spreadsheets/{id}/values/")));
+        assert!(
+            calls[1]
+                .path
+                .starts_with(&format!("/v4/spreadsheets/{id}/values/"))
+        );
         assert_eq!(calls[1].query, "valueInputOption=RAW");
         let rows = calls[1].body["values"].as_array().unwrap();
         assert_eq!(rows.len(), 3);
@@ -441,7 +463,12 @@ async fn each_template_writes_its_header_and_cells_as_values() {
     assert_eq!(events[0]["row_count"], 2);
     assert!(events[0]["export_id"].is_i64());
     assert!(events[0]["spreadsheet_id"].is_string());
-    assert!(events[0]["url"].as_str().unwrap().starts_with("https://docs.google.com/"));
+    assert!(
+        events[0]["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("https://docs.google.com/")
+    );
 
     for (body, detail) in [
         (json!({"domains": ["a.com"], "template": "wide"}), None),
@@ -468,11 +495,23 @@ async fn five_hundred_domains_go_in_chunks_and_a_list_exports_whole() {
     let other = app.account(Plan::Pro).await;
     connected(&app, &stub, &acct).await;
     let domains: Vec<String> = (0..500).map(|i| format!("d{i:03}.com")).collect();
-    let r = export(&app, &acct, json!({"domains": domains, "template": "compact"})).await;
+    let r = export(
+        &app,
+        &acct,
+        json!({"domains": domains, "template": "compact"}),
+    )
+    .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     assert_eq!(r.body["rows_exported"], 500);
-    let writes: Vec<Call> = stub.calls().into_iter().filter(|c| c.method == "PUT").collect();
-    let ranges: Vec<&str> = writes.iter().map(|c| c.body["range"].as_str().unwrap()).collect();
+    let writes: Vec<Call> = stub
+        .calls()
+        .into_iter()
+        .filter(|c| c.method == "PUT")
+        .collect();
+    let ranges: Vec<&str> = writes
+        .iter()
+        .map(|c| c.body["range"].as_str().unwrap())
+        .collect();
     assert_eq!(ranges, ["'Domains'!A1", "'Domains'!A201", "'Domains'!A401"]);
     let sizes: Vec<usize> = writes
         .iter()
@@ -487,7 +526,11 @@ async fn five_hundred_domains_go_in_chunks_and_a_list_exports_whole() {
     let list = new_list(&app, &acct.api_key, "Q4 targets").await;
     add_domains(&app, &acct.api_key, list, &["b.com", "a.com"]).await;
     let r = app
-        .post(&format!("/v1/sheets/export-list/{list}"), &acct.api_key, json!(null))
+        .post(
+            &format!("/v1/sheets/export-list/{list}"),
+            &acct.api_key,
+            json!(null),
+        )
         .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     assert_eq!(r.body["list_name"], "Q4 targets");
@@ -496,9 +539,16 @@ async fn five_hundred_domains_go_in_chunks_and_a_list_exports_whole() {
     assert_eq!(last.body["values"][0].as_array().unwrap().len(), 22);
     assert_eq!(last.body["values"][1][0], "b.com");
     let r = app
-        .post(&format!("/v1/sheets/export-list/{list}"), &other.api_key, json!(null))
+        .post(
+            &format!("/v1/sheets/export-list/{list}"),
+            &other.api_key,
+            json!(null),
+        )
         .await;
-    assert_eq!((r.status.as_u16(), r.detail()), (404, "Lead list not found"));
+    assert_eq!(
+        (r.status.as_u16(), r.detail()),
+        (404, "Lead list not found")
+    );
     let r = app
         .post("/v1/sheets/export-list/999999", &acct.api_key, json!(null))
         .await;
@@ -515,7 +565,10 @@ async fn provider_errors_limits_and_silence() {
 
     stub.mode(Mode::Fail("Backend Error".into()));
     let r = export(&app, &acct, body.clone()).await;
-    assert_eq!((r.status.as_u16(), r.detail()), (500, "Google API error: Backend Error"));
+    assert_eq!(
+        (r.status.as_u16(), r.detail()),
+        (500, "Google API error: Backend Error")
+    );
     assert!(!r.detail().contains("at-"), "no token in the text");
 
     // Rate limited twice, then served: the retries absorb it.
@@ -525,7 +578,10 @@ async fn provider_errors_limits_and_silence() {
     // Rate limited past the retries: 429.
     stub.mode(Mode::Busy(10));
     let r = export(&app, &acct, body.clone()).await;
-    assert_eq!((r.status.as_u16(), r.detail()), (429, "Rate limit exceeded"));
+    assert_eq!(
+        (r.status.as_u16(), r.detail()),
+        (429, "Rate limit exceeded")
+    );
     assert!(r.header("retry-after").is_some());
 
     // A provider that does not answer in time (30 s; shortened here).
@@ -535,9 +591,18 @@ async fn provider_errors_limits_and_silence() {
     stub.mode(Mode::Slow(Duration::from_secs(2)));
     let r = export(&app, &acct, body.clone()).await;
     assert_eq!(r.status, 500, "{:?}", r.body);
-    assert!(r.detail().starts_with("Google API error: "), "{}", r.detail());
+    assert!(
+        r.detail().starts_with("Google API error: "),
+        "{}",
+        r.detail()
+    );
     stub.mode(Mode::Normal);
-    assert!(outbox(&app, acct.account_id, EventType::ExportCompleted).await.len() == 1);
+    assert!(
+        outbox(&app, acct.account_id, EventType::ExportCompleted)
+            .await
+            .len()
+            == 1
+    );
 }
 
 #[tokio::test]

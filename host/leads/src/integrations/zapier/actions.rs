@@ -85,7 +85,11 @@ pub struct WatchAnswer {
 pub const ALERT_TYPES: [&str; 4] = ["dns", "content", "tech", "ssl"];
 
 /// `add-to-list`.
-pub async fn add_to_list(state: &AppState, caller: &Caller, body: AddToList) -> ApiResult<AddedToList> {
+pub async fn add_to_list(
+    state: &AppState,
+    caller: &Caller,
+    body: AddToList,
+) -> ApiResult<AddedToList> {
     let domain = normalise(&body.domain)?;
     let notes = body.notes.unwrap_or_default();
     lists::check_notes(&notes)?;
@@ -122,7 +126,9 @@ pub async fn enrich_domain(
             success: true,
             domain,
             status: record.status.clone(),
-            confidence: record.known_confidence().map(|c| (c * 100.0).round() as i64),
+            confidence: record
+                .known_confidence()
+                .map(|c| (c * 100.0).round() as i64),
             industry: record.industry.clone(),
             record: Some(*record),
         },

@@ -8,6 +8,6 @@
 
 pub mod actions;
 pub mod routes;
-pub mod triggers;
 #[cfg(test)]
 mod tests;
+pub mod triggers;

@@ -94,7 +94,9 @@ async fn domain_enriched(
 ) -> ApiResult<Json<Vec<EnrichedItem>>> {
     automation_query(&state, &caller).await?;
     let limit = triggers::page(query.limit)?;
-    Ok(Json(triggers::enriched(&state, caller.account_id, limit).await?))
+    Ok(Json(
+        triggers::enriched(&state, caller.account_id, limit).await?,
+    ))
 }
 
 /// Lead-list domains whose score under the `default` rule reaches the
@@ -176,5 +178,7 @@ async fn add_to_watchlist(
     Json(body): Json<AddToWatchlist>,
 ) -> ApiResult<Json<WatchAnswer>> {
     automation_query(&state, &caller).await?;
-    Ok(Json(actions::add_to_watchlist(&state, &caller, body).await?))
+    Ok(Json(
+        actions::add_to_watchlist(&state, &caller, body).await?,
+    ))
 }

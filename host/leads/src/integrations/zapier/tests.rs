@@ -70,7 +70,9 @@ async fn auth_test_plan_gate_and_the_daily_cap() {
         .call("POST", "/v1/zapier/auth/test", Some(&free.api_key), None)
         .await;
     assert_eq!(r.status, 200);
-    let r = app.get("/v1/zapier/triggers/new-domain", &free.api_key).await;
+    let r = app
+        .get("/v1/zapier/triggers/new-domain", &free.api_key)
+        .await;
     assert_eq!(r.status, 403);
     let r = app
         .post(
@@ -93,7 +95,10 @@ async fn auth_test_plan_gate_and_the_daily_cap() {
     let r = app
         .get("/v1/zapier/triggers/domain-enriched", &starter.api_key)
         .await;
-    assert_eq!((r.status.as_u16(), r.detail()), (429, "Rate limit exceeded"));
+    assert_eq!(
+        (r.status.as_u16(), r.detail()),
+        (429, "Rate limit exceeded")
+    );
     assert_eq!(r.header("x-ratelimit-limit"), Some("3"));
     assert_eq!(r.header("x-ratelimit-remaining"), Some("0"));
     let reset: i64 = r.header("x-ratelimit-reset").unwrap().parse().unwrap();
@@ -136,7 +141,12 @@ async fn new_domain_is_the_newest_records_filtered_with_the_domain_as_id() {
     assert_eq!(item["country"], "DE");
     assert_eq!(item["confidence"], 80);
     assert_eq!(item["business_type"], "B2B");
-    assert!(item["created_at"].as_str().unwrap().starts_with("2026-11-23"));
+    assert!(
+        item["created_at"]
+            .as_str()
+            .unwrap()
+            .starts_with("2026-11-23")
+    );
     for key in ["sub_industry", "website_email", "summary", "registered_at"] {
         assert!(item.get(key).is_some(), "{key}");
     }
@@ -157,7 +167,10 @@ async fn new_domain_is_the_newest_records_filtered_with_the_domain_as_id() {
         "country=Germany",
     ] {
         let r = app
-            .get(&format!("/v1/zapier/triggers/new-domain?{bad}"), &acct.api_key)
+            .get(
+                &format!("/v1/zapier/triggers/new-domain?{bad}"),
+                &acct.api_key,
+            )
             .await;
         assert_eq!(r.status, 400, "{bad}: {:?}", r.body);
     }
@@ -201,7 +214,11 @@ async fn domain_enriched_lists_each_enrichment_the_account_asked_for() {
     assert!(item["completeness_score"].is_i64());
     assert!(item["enriched_at"].is_string());
     // Another account did not ask, so it sees nothing.
-    assert!(ids(&app, &other, "/v1/zapier/triggers/domain-enriched").await.is_empty());
+    assert!(
+        ids(&app, &other, "/v1/zapier/triggers/domain-enriched")
+            .await
+            .is_empty()
+    );
 
     // The record is enriched now: the action answers it with the record.
     let r = app
@@ -262,7 +279,11 @@ async fn score_threshold_gives_each_crossing_its_own_id() {
     // A lower threshold is a crossing of its own.
     let q = "/v1/zapier/triggers/score-threshold?threshold=50";
     assert_eq!(ids(&app, &acct, q).await.len(), 2);
-    assert!(ids(&app, &stranger, "/v1/zapier/triggers/score-threshold").await.is_empty());
+    assert!(
+        ids(&app, &stranger, "/v1/zapier/triggers/score-threshold")
+            .await
+            .is_empty()
+    );
 
     // Polled again later: same id, same triggered_at.
     crate::testkit::days_pass(&app, 1);
@@ -277,7 +298,11 @@ async fn score_threshold_gives_each_crossing_its_own_id() {
     save::save(&app.state, hot, &scored(false), now, now + 1)
         .await
         .unwrap();
-    assert!(ids(&app, &acct, "/v1/zapier/triggers/score-threshold").await.is_empty());
+    assert!(
+        ids(&app, &acct, "/v1/zapier/triggers/score-threshold")
+            .await
+            .is_empty()
+    );
     crate::testkit::days_pass(&app, 1);
     let now = app.state.clock.now_ms();
     save::save(&app.state, hot, &scored(true), now, now + 1)
@@ -288,7 +313,10 @@ async fn score_threshold_gives_each_crossing_its_own_id() {
     assert_ne!(again[0], first_id);
     for bad in ["threshold=101", "threshold=-5", "limit=500"] {
         let r = app
-            .get(&format!("/v1/zapier/triggers/score-threshold?{bad}"), &acct.api_key)
+            .get(
+                &format!("/v1/zapier/triggers/score-threshold?{bad}"),
+                &acct.api_key,
+            )
             .await;
         assert_eq!(r.status, 400, "{bad}");
     }
@@ -320,17 +348,40 @@ async fn add_to_list_uses_the_lists_rules() {
         .await
         .unwrap();
     assert_eq!(notes, "from a form");
-    let r = post(acct.api_key.clone(), json!({"domain": "example.org", "list_id": list})).await;
+    let r = post(
+        acct.api_key.clone(),
+        json!({"domain": "example.org", "list_id": list}),
+    )
+    .await;
     assert_eq!(r.body["message"], "Already in Inbound");
 
-    let r = post(other.api_key.clone(), json!({"domain": "a.com", "list_id": list})).await;
-    assert_eq!((r.status.as_u16(), r.detail()), (404, "Lead list not found"));
-    let r = post(acct.api_key.clone(), json!({"domain": "not a domain", "list_id": list})).await;
+    let r = post(
+        other.api_key.clone(),
+        json!({"domain": "a.com", "list_id": list}),
+    )
+    .await;
+    assert_eq!(
+        (r.status.as_u16(), r.detail()),
+        (404, "Lead list not found")
+    );
+    let r = post(
+        acct.api_key.clone(),
+        json!({"domain": "not a domain", "list_id": list}),
+    )
+    .await;
     assert_eq!(r.status, 400);
     // The list cap is 2 here.
-    let r = post(acct.api_key.clone(), json!({"domain": "b.com", "list_id": list})).await;
+    let r = post(
+        acct.api_key.clone(),
+        json!({"domain": "b.com", "list_id": list}),
+    )
+    .await;
     assert_eq!(r.status, 200);
-    let r = post(acct.api_key.clone(), json!({"domain": "c.com", "list_id": list})).await;
+    let r = post(
+        acct.api_key.clone(),
+        json!({"domain": "c.com", "list_id": list}),
+    )
+    .await;
     assert_eq!(r.status, 400, "{:?}", r.body);
     let r = post(acct.api_key.clone(), json!({"list_id": list})).await;
     assert_eq!(r.status, 400, "domain is required");
@@ -356,7 +407,10 @@ async fn add_to_watchlist_maps_alert_types_onto_the_watch() {
     let watch = |body: Value| {
         let app = &app;
         let key = acct.api_key.clone();
-        async move { app.post("/v1/zapier/actions/add-to-watchlist", &key, body).await }
+        async move {
+            app.post("/v1/zapier/actions/add-to-watchlist", &key, body)
+                .await
+        }
     };
     let r = watch(json!({"domain": "http://tech.io/x", "alert_types": ["tech"]})).await;
     assert_eq!(r.status, 200, "{:?}", r.body);
@@ -377,12 +431,18 @@ async fn add_to_watchlist_maps_alert_types_onto_the_watch() {
     assert_eq!(w["alert_on_tech_change"], false);
 
     let r = watch(json!({"domain": "all.io"})).await;
-    assert_eq!(r.body["monitoring"], json!(["tech", "content", "dns", "ssl"]));
+    assert_eq!(
+        r.body["monitoring"],
+        json!(["tech", "content", "dns", "ssl"])
+    );
     // The platform may run an action twice: the watch is answered as it is.
     let again = watch(json!({"domain": "all.io", "alert_types": ["tech"]})).await;
     assert_eq!(again.status, 200);
     assert_eq!(again.body["watchlist_id"], r.body["watchlist_id"]);
-    assert_eq!(again.body["monitoring"], json!(["tech", "content", "dns", "ssl"]));
+    assert_eq!(
+        again.body["monitoring"],
+        json!(["tech", "content", "dns", "ssl"])
+    );
 
     let r = watch(json!({"domain": "x.io", "alert_types": ["whois"]})).await;
     assert_eq!(r.status, 400, "{:?}", r.body);

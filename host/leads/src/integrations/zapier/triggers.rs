@@ -154,7 +154,10 @@ async fn records_by_id(state: &AppState, ids: &[i64]) -> ApiResult<Vec<DomainRec
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let sql = format!("SELECT {COLUMNS} FROM domains WHERE id IN ({})", id_list(ids));
+    let sql = format!(
+        "SELECT {COLUMNS} FROM domains WHERE id IN ({})",
+        id_list(ids)
+    );
     let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
         .persistent(false)
         .fetch_all(&state.db.pool)

@@ -48,8 +48,18 @@ pub struct Automaton {
 pub struct Found {
     /// The pattern's index (see [`Automaton::owners`]).
     pub pattern: usize,
-    /// The original text around the match.
-    pub excerpt: String,
+    /// Where the first whole-word occurrence is in the original text (byte
+    /// offsets).
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Found {
+    /// The original text around the match. Built on demand: most matches
+    /// of a re-enrichment were there before and need none.
+    pub fn excerpt(&self, text: &str) -> String {
+        excerpt(text, self.start, self.end)
+    }
 }
 
 /// `text` lower-cased with white space runs as one space, and for each byte
@@ -141,28 +151,25 @@ impl Automaton {
             return Vec::new();
         };
         let folded = fold(text);
-        let mut first: HashMap<usize, (usize, usize)> = HashMap::new();
+        let mut found: Vec<Found> = Vec::new();
         for m in ac.find_overlapping_iter(&folded.text) {
             let pattern = m.pattern().as_usize();
-            if first.contains_key(&pattern) {
-                continue;
-            }
             let (starts_word, ends_word) = self.edges[pattern];
             let before = folded.text[..m.start()].chars().next_back();
             let after = folded.text[m.end()..].chars().next();
             if (starts_word && is_word(before)) || (ends_word && is_word(after)) {
                 continue;
             }
-            first.insert(pattern, (folded.origin[m.start()], folded.origin[m.end()]));
-        }
-        let mut found: Vec<Found> = first
-            .into_iter()
-            .map(|(pattern, (start, end))| Found {
+            found.push(Found {
                 pattern,
-                excerpt: excerpt(text, start, end),
-            })
-            .collect();
+                start: folded.origin[m.start()],
+                end: folded.origin[m.end()],
+            });
+        }
+        // Matches arrive in text order and the sort is stable, so the
+        // first occurrence of each pattern is the one kept.
         found.sort_by_key(|f| f.pattern);
+        found.dedup_by_key(|f| f.pattern);
         found
     }
 }
@@ -233,12 +240,9 @@ mod unit {
         );
         let f = a.find(&text);
         assert_eq!(f.len(), 1);
-        assert!(f[0].excerpt.starts_with('…'), "{}", f[0].excerpt);
-        assert!(
-            f[0].excerpt.ends_with("die Straße nach Berlin."),
-            "{}",
-            f[0].excerpt
-        );
+        let excerpt = f[0].excerpt(&text);
+        assert!(excerpt.starts_with('…'), "{excerpt}");
+        assert!(excerpt.ends_with("die Straße nach Berlin."), "{excerpt}");
     }
 
     #[test]

@@ -79,8 +79,9 @@ pub async fn record_matches(
         if before.contains(&found.pattern) {
             continue;
         }
+        let excerpt = found.excerpt(new);
         for tracked in automaton.owners(found.pattern) {
-            let at = (domain_id, domain, found.excerpt.as_str());
+            let at = (domain_id, domain, excerpt.as_str());
             if !store::insert_match(conn, tracked, at, now).await? {
                 // Deleted since this server built its automaton.
                 continue;
@@ -89,7 +90,7 @@ pub async fn record_matches(
                 "keyword_id": tracked.id,
                 "keyword": tracked.keyword,
                 "domain": domain,
-                "excerpt": found.excerpt,
+                "excerpt": excerpt,
             });
             events::record(
                 conn,
