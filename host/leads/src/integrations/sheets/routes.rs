@@ -12,7 +12,7 @@ use utoipa_axum::routes;
 
 use super::export::{self, ExportAnswer, ExportRequest, ListExportAnswer};
 use super::oauth::{self, ConnectAnswer, SheetsStatus};
-use super::templates::{self, TemplateList};
+use super::templates::{self, SheetsTemplateList};
 use outreach_core::error::{ApiResult, ErrorBody};
 use outreach_core::http::auth::Caller;
 use outreach_core::http::extract::{Json, Path, Query};
@@ -117,10 +117,10 @@ async fn callback(
 #[utoipa::path(get, path = "/v1/sheets/templates", tag = "integrations", operation_id = "sheets_templates",
     security(("api_key" = [])),
     responses(
-        (status = 200, description = "full (22 columns), compact (8), contacts (6)", body = TemplateList),
+        (status = 200, description = "full (22 columns), compact (8), contacts (6)", body = SheetsTemplateList),
         (status = 401, description = "Not authenticated", body = ErrorBody),
     ))]
-async fn templates_list(_caller: Caller) -> Json<TemplateList> {
+async fn templates_list(_caller: Caller) -> Json<SheetsTemplateList> {
     Json(templates::list())
 }
 

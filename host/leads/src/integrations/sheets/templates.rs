@@ -87,23 +87,23 @@ pub fn named(id: &str) -> Option<&'static Template> {
 
 /// `GET /v1/sheets/templates`.
 #[derive(Debug, Serialize, ToSchema)]
-pub struct TemplateList {
-    pub templates: Vec<TemplateView>,
+pub struct SheetsTemplateList {
+    pub templates: Vec<SheetsTemplate>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
-pub struct TemplateView {
+pub struct SheetsTemplate {
     pub id: String,
     pub name: String,
     pub description: String,
     pub columns: Vec<String>,
 }
 
-pub fn list() -> TemplateList {
-    TemplateList {
+pub fn list() -> SheetsTemplateList {
+    SheetsTemplateList {
         templates: TEMPLATES
             .iter()
-            .map(|t| TemplateView {
+            .map(|t| SheetsTemplate {
                 id: t.id.into(),
                 name: t.name.into(),
                 description: t.description.into(),

@@ -80,7 +80,7 @@ async fn new_domain(
 
 /// The enrichments the account asked for (id per enrichment).
 #[utoipa::path(get, path = "/v1/zapier/triggers/domain-enriched", tag = "integrations", operation_id = "zapier_domain_enriched",
-    security(("api_key" = [])), params(LimitQuery),
+    security(("api_key" = [])), params(TriggerPage),
     responses(
         (status = 200, description = "Newest first", body = Vec<EnrichedItem>),
         (status = 401, description = "Not authenticated", body = ErrorBody),
@@ -90,7 +90,7 @@ async fn new_domain(
 async fn domain_enriched(
     State(state): State<AppState>,
     caller: Caller,
-    Query(query): Query<LimitQuery>,
+    Query(query): Query<TriggerPage>,
 ) -> ApiResult<Json<Vec<EnrichedItem>>> {
     automation_query(&state, &caller).await?;
     let limit = triggers::page(query.limit)?;

@@ -40,7 +40,7 @@ pub const DOMAIN_ENRICHED: &str = "domain-enriched";
 pub const SCORE_THRESHOLD: &str = "score-threshold";
 
 /// `GET /v1/zapier/triggers/new-domain`.
-#[derive(Debug, Default, Deserialize, IntoParams, ToSchema)]
+#[derive(Debug, Default, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 pub struct NewDomainQuery {
     /// An industry of the taxonomy, any case.
@@ -55,15 +55,15 @@ pub struct NewDomainQuery {
 }
 
 /// `GET /v1/zapier/triggers/domain-enriched`.
-#[derive(Debug, Default, Deserialize, IntoParams, ToSchema)]
+#[derive(Debug, Default, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
-pub struct LimitQuery {
+pub struct TriggerPage {
     /// 1-100, default 50.
     pub limit: Option<i64>,
 }
 
 /// `GET /v1/zapier/triggers/score-threshold`.
-#[derive(Debug, Default, Deserialize, IntoParams, ToSchema)]
+#[derive(Debug, Default, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 pub struct ThresholdQuery {
     /// 0-100, default 80.
