@@ -94,7 +94,7 @@ pub fn flatten(r: &DomainRecord) -> Map<String, Value> {
         }
     }
     let tech_stack: Vec<&str> = r.technologies.iter().map(|t| t.name.as_str()).collect();
-    let country = r.registrant_country.as_ref().or(r.ip_country.as_ref());
+    let country = r.country();
     let flat = json!({
         "domain": r.domain,
         "status": r.status,
@@ -255,10 +255,7 @@ async fn score_items(
     let found = pool::find_many(&state.db, &wanted)
         .await
         .map_err(anyhow::Error::from)?;
-    let by_domain: HashMap<&str, &DomainRecord> = found
-        .iter()
-        .map(|s| (s.record.domain.as_str(), &s.record))
-        .collect();
+    let by_domain = pool::by_domain(&found);
     for (item, domain) in items.iter_mut().zip(&domains) {
         let Value::Object(fields) = item else {
             continue;

@@ -48,14 +48,8 @@ pub async fn count(conn: &mut AnyConnection, account_id: i64) -> sqlx::Result<i6
 
 /// Deletes one of the account's hooks with its deliveries and items.
 pub async fn delete(db: &Db, account_id: i64, id: i64) -> sqlx::Result<bool> {
-    let done = sqlx::query(
-        "DELETE FROM webhooks WHERE id = $1 AND account_id = $2 AND rest_hook IS NOT NULL",
-    )
-    .bind(id)
-    .bind(account_id)
-    .execute(&db.pool)
-    .await?;
-    Ok(done.rows_affected() == 1)
+    crate::webhooks::store::delete_where(db, account_id, id, crate::webhooks::store::REST_HOOKS)
+        .await
 }
 
 /// A hook due for a scan, with its account's plan.

@@ -9,24 +9,12 @@ use super::scan::{SCAN_EVERY_MS, scan_once};
 use crate::webhooks::deliver::deliver_due_once;
 use crate::webhooks::signing::{service_signature, standard_signature};
 use crate::webhooks::tests::Receiver;
+use crate::workflows::tests::pool as import;
 use outreach_core::accounts::Plan;
 use outreach_core::testing::{TestAccount, TestApp};
 
 async fn app() -> TestApp {
     TestApp::with_areas(&[outreach_leads::AREA, crate::AREA], |_| {}).await
-}
-
-async fn import(app: &TestApp, records: &[Value]) {
-    let text: String = records.iter().map(|r| format!("{r}\n")).collect();
-    outreach_leads::domains::import::import(
-        &app.state,
-        text.as_bytes(),
-        outreach_leads::domains::import::Format::JsonLines,
-        false,
-        |_| {},
-    )
-    .await
-    .unwrap();
 }
 
 fn record(domain: &str, industry: &str) -> Value {

@@ -46,6 +46,8 @@ fn webhook_row(r: &AnyRow) -> sqlx::Result<WebhookRow> {
 /// (`rest_hooks/`, made by the automation platform) share the table and
 /// the delivery machinery but are neither listed, counted nor sent events.
 const OWN: &str = "AND rest_hook IS NULL";
+/// The complement of [`OWN`]: the automation platform's REST hooks.
+pub const REST_HOOKS: &str = "AND rest_hook IS NOT NULL";
 
 /// The account's own subscriptions as a table, for the plan cap's count.
 pub const OWN_WEBHOOKS: &str = "(SELECT account_id FROM webhooks WHERE rest_hook IS NULL) own";
@@ -140,7 +142,18 @@ pub async fn update_webhook(db: &Db, w: &WebhookRow, now: i64) -> sqlx::Result<(
 
 /// Deletes a subscription with its deliveries and their attempts.
 pub async fn delete_webhook(db: &Db, account_id: i64, id: i64) -> sqlx::Result<bool> {
-    let sql = format!("DELETE FROM webhooks WHERE id = $1 AND account_id = $2 {OWN}");
+    delete_where(db, account_id, id, OWN).await
+}
+
+/// Deletes the account's row `id` when it is of the kind `which` ([`OWN`]
+/// or [`REST_HOOKS`]), with its deliveries and their attempts.
+pub async fn delete_where(
+    db: &Db,
+    account_id: i64,
+    id: i64,
+    which: &'static str,
+) -> sqlx::Result<bool> {
+    let sql = format!("DELETE FROM webhooks WHERE id = $1 AND account_id = $2 {which}");
     let done = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(id)
         .bind(account_id)

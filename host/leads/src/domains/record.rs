@@ -93,6 +93,19 @@ impl DomainRecord {
     pub fn known_confidence(&self) -> Option<f64> {
         (self.enriched_at.is_some() || self.confidence > 0.0).then_some(self.confidence)
     }
+
+    /// [`DomainRecord::known_confidence`] as a whole percent, as the
+    /// integrations show it.
+    pub fn known_confidence_pct(&self) -> Option<i64> {
+        self.known_confidence().map(|c| (c * 100.0).round() as i64)
+    }
+
+    /// The country spec/2 reads: the registrant's, else the web server's.
+    pub fn country(&self) -> Option<&str> {
+        self.registrant_country
+            .as_deref()
+            .or(self.ip_country.as_deref())
+    }
 }
 
 /// The columns [`DomainRecord::from_row`] reads.

@@ -2,9 +2,13 @@
 //! the accounts waiting for an enrichment. The pool is global: nothing here
 //! filters by account except the enrichment requests.
 
+use std::collections::HashMap;
+
 use sqlx::{AnyConnection, Row};
 
-use super::record::{COLUMNS, ENRICHED, ENRICHING, IMPORTED, QUEUED, StoredDomain, Technology};
+use super::record::{
+    COLUMNS, DomainRecord, ENRICHED, ENRICHING, IMPORTED, QUEUED, StoredDomain, Technology,
+};
 use outreach_core::store::{Arg, Args, Backend, Db, placeholder, placeholder_list, value_rows};
 
 /// The record of `domain` (normalised), if the pool has it.
@@ -17,6 +21,14 @@ pub async fn find(db: &Db, domain: &str) -> sqlx::Result<Option<StoredDomain>> {
         .as_ref()
         .map(StoredDomain::from_row)
         .transpose()
+}
+
+/// Records read by [`find_many`], by domain.
+pub fn by_domain(found: &[StoredDomain]) -> HashMap<&str, &DomainRecord> {
+    found
+        .iter()
+        .map(|s| (s.record.domain.as_str(), &s.record))
+        .collect()
 }
 
 /// The records of several domains, in no particular order.

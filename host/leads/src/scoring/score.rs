@@ -15,8 +15,6 @@
 //! - A request is one query against the monthly quota whatever its size:
 //!   the API-key layer counts it, and nothing here counts domains.
 
-use std::collections::HashMap;
-
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -131,10 +129,7 @@ pub async fn score_domains(
     domains: &[String],
 ) -> ApiResult<Vec<ScoringResult>> {
     let found = pool::find_many(&state.db, domains).await?;
-    let by_domain: HashMap<&str, &DomainRecord> = found
-        .iter()
-        .map(|s| (s.record.domain.as_str(), &s.record))
-        .collect();
+    let by_domain = pool::by_domain(&found);
     let missing: Vec<&str> = domains
         .iter()
         .map(String::as_str)

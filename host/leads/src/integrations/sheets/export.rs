@@ -2,15 +2,12 @@
 //! one row per domain are written (`api::write_rows`), the export is
 //! recorded and `export.completed` written in one transaction.
 
-use std::collections::HashMap;
-
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use utoipa::ToSchema;
 
 use super::templates::{self, FULL, Template};
 use super::{api, oauth, store};
-use crate::domains::record::DomainRecord;
 use crate::domains::service::normalise;
 use crate::domains::store as pool;
 use crate::lists::service as lists;
@@ -140,10 +137,7 @@ async fn run(
     // Not connected (or broken) answers before anything is created.
     oauth::access_token(state, caller.account_id, false).await?;
     let found = pool::find_many(&state.db, &job.domains).await?;
-    let by_domain: HashMap<&str, &DomainRecord> = found
-        .iter()
-        .map(|s| (s.record.domain.as_str(), &s.record))
-        .collect();
+    let by_domain = pool::by_domain(&found);
     let mut rows = Vec::with_capacity(job.domains.len() + 1);
     rows.push(templates::header(job.template));
     for d in &job.domains {

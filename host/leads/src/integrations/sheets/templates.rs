@@ -134,11 +134,11 @@ fn cell(r: &DomainRecord, column: &str) -> Value {
         "industry" => text(r.industry.as_deref()),
         "sub_industry" => text(r.sub_industry.as_deref()),
         "business_type" => text(r.known_business_type()),
-        "country" => text(r.registrant_country.as_deref().or(r.ip_country.as_deref())),
+        "country" => text(r.country()),
         "city" => text(r.city.as_deref()),
         "confidence" => r
-            .known_confidence()
-            .map_or(Value::from(""), |c| Value::from((c * 100.0).round() as i64)),
+            .known_confidence_pct()
+            .map_or(Value::from(""), Value::from),
         "intent_score" => Value::from(r.intent_score),
         "intent_level" => text(Some(&r.intent_level)),
         "website_email" => text(r.website_email.as_deref()),

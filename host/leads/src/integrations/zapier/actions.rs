@@ -126,9 +126,7 @@ pub async fn enrich_domain(
             success: true,
             domain,
             status: record.status.clone(),
-            confidence: record
-                .known_confidence()
-                .map(|c| (c * 100.0).round() as i64),
+            confidence: record.known_confidence_pct(),
             industry: record.industry.clone(),
             record: Some(*record),
         },

@@ -140,15 +140,6 @@ fn percent(name: &str, value: Option<i64>, default: i64) -> ApiResult<i64> {
     }
 }
 
-/// A whole-percent confidence, as the triggers show it.
-fn confidence(r: &DomainRecord) -> Option<i64> {
-    r.known_confidence().map(|c| (c * 100.0).round() as i64)
-}
-
-fn country_of(r: &DomainRecord) -> Option<&String> {
-    r.registrant_country.as_ref().or(r.ip_country.as_ref())
-}
-
 /// Records by id, in the order of `ids`.
 async fn records_by_id(state: &AppState, ids: &[i64]) -> ApiResult<Vec<DomainRecord>> {
     if ids.is_empty() {
@@ -228,8 +219,8 @@ pub async fn new_domains(
             industry: r.industry.clone(),
             sub_industry: r.sub_industry.clone(),
             business_type: r.known_business_type().map(str::to_owned),
-            country: country_of(r).cloned(),
-            confidence: confidence(r),
+            country: r.country().map(str::to_owned),
+            confidence: r.known_confidence_pct(),
             website_email: r.website_email.clone(),
             summary: r.summary.clone(),
             registered_at: r.registered_at.clone(),
@@ -272,10 +263,7 @@ pub async fn enriched(
     wanted.sort_unstable();
     wanted.dedup();
     let found = pool::find_many(&state.db, &wanted).await?;
-    let by_domain: HashMap<&str, &DomainRecord> = found
-        .iter()
-        .map(|s| (s.record.domain.as_str(), &s.record))
-        .collect();
+    let by_domain = pool::by_domain(&found);
     Ok(events
         .iter()
         .filter_map(|(id, domain, enriched_at)| {
@@ -284,7 +272,7 @@ pub async fn enriched(
                 id: id.to_string(),
                 domain: domain.clone(),
                 industry: r.industry.clone(),
-                confidence: confidence(r),
+                confidence: r.known_confidence_pct(),
                 enriched_at: enriched_at.clone(),
                 fields_filled: r.fields_filled,
                 completeness_score: r.completeness_score,
@@ -372,10 +360,7 @@ pub async fn score_threshold(
     .fetch_all(&mut *tx)
     .await?;
     tx.commit().await?;
-    let by_domain: HashMap<&str, &DomainRecord> = found
-        .iter()
-        .map(|s| (s.record.domain.as_str(), &s.record))
-        .collect();
+    let by_domain = pool::by_domain(&found);
     rows.iter()
         .map(|row| {
             let id: i64 = row.try_get("id")?;
@@ -384,9 +369,9 @@ pub async fn score_threshold(
             let r = by_domain.get(domain.as_str()).copied();
             Ok(ThresholdItem {
                 id: id.to_string(),
-                confidence: r.and_then(confidence),
+                confidence: r.and_then(DomainRecord::known_confidence_pct),
                 industry: r.and_then(|r| r.industry.clone()),
-                country: r.and_then(country_of).cloned(),
+                country: r.and_then(DomainRecord::country).map(str::to_owned),
                 domain,
                 triggered_at: iso(triggered_at),
             })
