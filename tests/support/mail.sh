@@ -7,7 +7,8 @@
 #   127.0.0.1:11143  a private Dovecot, plaintext IMAP (no TLS), the user
 #                    seller@outreach.test / mail-pass-1 with an empty INBOX, and
 #                    any other user with the password inbox-pass-1 (the inbox
-#                    tests give each test its own mailbox this way).
+#                    tests give each test its own mailbox this way). A
+#                    mailbox named Junk is marked \Junk (SPECIAL-USE).
 #
 # Idempotent: a peer that already answers is reused, so running this before
 # every test run costs nothing. Installs postfix and dovecot-imapd from
@@ -68,6 +69,15 @@ ssl = no
 disable_plaintext_auth = no
 auth_mechanisms = plain login
 mail_location = maildir:$dir/mail/%u/Maildir
+# A mailbox named Junk is the spam folder (RFC 6154 SPECIAL-USE \\Junk), as
+# on most servers; it exists only where a test creates it, so the smart
+# warmup tests also meet a mailbox without one and one named Spam.
+namespace inbox {
+  inbox = yes
+  mailbox Junk {
+    special_use = \\Junk
+  }
+}
 passdb {
   driver = passwd-file
   args = scheme=PLAIN username_format=%u $dir/users

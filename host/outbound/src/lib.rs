@@ -6,7 +6,8 @@
 //! Each spec area is one module folder here with `routes.rs`, `service.rs`,
 //! `store.rs` and `tests.rs`: `suppression/`, `email_health/` and `ai_writer/` now; `send_accounts/`,
 //! `sequences/`, `enrollment/`, `rendering/`, `sender/`, `tracking/`,
-//! `warmup/` and `inbox/` as their issues land. Mail servers are reached
+//! the warmups (`sequence_warmup/`, `send_account_warmup/`, `smart_warmup/`)
+//! and `inbox/`. Mail servers are reached
 //! through `mail/` (SMTP and IMAP connections, opened by
 //! `outreach_ssrf::connect_checked` under the core's outbound policy,
 //! `AppState::outbound`); events go to the core's outbox. `ports.rs` offers
@@ -31,6 +32,7 @@ pub mod sender;
 pub mod sequence_events;
 pub mod sequence_warmup;
 pub mod sequences;
+pub mod smart_warmup;
 pub mod steps;
 pub mod suppression;
 pub mod tasks;
@@ -58,12 +60,14 @@ pub const AREA: Area = Area {
             .merge(test_send::routes::router())
             .merge(sequence_warmup::routes::router())
             .merge(send_account_warmup::routes::router())
+            .merge(smart_warmup::routes::router())
             .merge(inbox::routes::router())
     },
     public: tracking::routes::public_router,
     extend: |state, ext| {
         ext.insert(sender::Sender::new(state));
         ext.insert(inbox::Inbox::new(state));
+        ext.insert(smart_warmup::SmartWarmup::new());
         // Workflows enrol contacts and answer replies through it.
         ext.insert::<outreach_core::ports::SharedOutboundPort>(std::sync::Arc::new(
             ports::SequencesPort,
@@ -76,5 +80,6 @@ pub const AREA: Area = Area {
 fn start_workers(state: &outreach_core::state::AppState) {
     sender::start_workers(state);
     send_account_warmup::start_workers(state);
+    smart_warmup::start_workers(state);
     inbox::start_workers(state);
 }

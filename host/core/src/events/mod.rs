@@ -77,11 +77,15 @@ pub enum EventType {
     /// `outreach-automation`.
     #[serde(rename = "webhook.disabled")]
     WebhookDisabled,
+    /// Beyond spec/2: a smart warmup member was paused because its own
+    /// address bounced pool mail. Smart warmup, in `outreach-outbound`.
+    #[serde(rename = "warmup.member_paused")]
+    WarmupMemberPaused,
 }
 
 impl EventType {
     /// Every event type: spec/2's list in its order, then ours.
-    pub const ALL: [EventType; 17] = [
+    pub const ALL: [EventType; 18] = [
         EventType::SearchAlert,
         EventType::KeywordMatch,
         EventType::AudienceUpdated,
@@ -99,6 +103,7 @@ impl EventType {
         EventType::SequenceCompleted,
         EventType::SequenceUnsubscribed,
         EventType::WebhookDisabled,
+        EventType::WarmupMemberPaused,
     ];
 
     /// The name on the wire (`list.item_added`).
@@ -121,6 +126,7 @@ impl EventType {
             EventType::SequenceCompleted => "sequence.completed",
             EventType::SequenceUnsubscribed => "sequence.unsubscribed",
             EventType::WebhookDisabled => "webhook.disabled",
+            EventType::WarmupMemberPaused => "warmup.member_paused",
         }
     }
 

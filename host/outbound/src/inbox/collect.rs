@@ -324,7 +324,7 @@ async fn idle(session: ImapSession, wait: Duration) -> Result<ImapSession, Strin
 }
 
 /// `dd-Mon-yyyy` of RFC 3501's SEARCH dates, in UTC.
-fn imap_date(ms: i64) -> String {
+pub(crate) fn imap_date(ms: i64) -> String {
     chrono::DateTime::from_timestamp_millis(ms.max(0))
         .unwrap_or_default()
         .format("%d-%b-%Y")

@@ -13,7 +13,9 @@
 //! 4. an existing thread with the same thread key (sender and subject).
 //!
 //! A message that matches nothing of ours is the mailbox owner's own mail
-//! and is left alone.
+//! and is left alone, and smart warmup mail (a message carrying a pool
+//! message's token, which bounce reports of pool mail quote too) is left to
+//! the warmup.
 
 use std::sync::LazyLock;
 
@@ -42,6 +44,9 @@ pub enum Ingested {
     Duplicate,
     /// Nothing of ours: left out of the inbox.
     Unmatched,
+    /// Smart warmup mail (it carries a pool message's token): the warmup's
+    /// recipient side handles it, the inbox leaves it out.
+    WarmupMail,
 }
 
 /// The sequence message a reply answers.
@@ -70,6 +75,10 @@ pub async fn ingest(
     let inspection = analysis::inspect(raw, &parsed);
     let key = message_key(&parsed, raw);
     let mut conn = state.db.pool.acquire().await?;
+    let tokens = crate::smart_warmup::writing::tokens_in(raw);
+    if crate::smart_warmup::store::any_token_known(&mut conn, state.db.backend, &tokens).await? {
+        return Ok(Ingested::WarmupMail);
+    }
     if exists(&mut conn, mailbox.account_id, &key).await? {
         return Ok(Ingested::Duplicate);
     }

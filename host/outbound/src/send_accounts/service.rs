@@ -280,9 +280,17 @@ pub async fn connect(
     })
     .map_err(anyhow::Error::from)?;
     let secrets = state.secrets.clone();
-    let id = store::insert(&state.db, &row, move |id| {
-        secrets.encrypt(&aad(id), &sealed)
-    })
+    // Warmup enabled: the account joins the smart warmup pool with it.
+    let join = match warmup {
+        true => Some(crate::smart_warmup::service::new_member(state, &row, 0).await),
+        false => None,
+    };
+    let id = store::insert_joining(
+        &state.db,
+        &row,
+        move |id| secrets.encrypt(&aad(id), &sealed),
+        join,
+    )
     .await?
     .ok_or_else(already_connected)?;
     let stored = get(state, caller.account_id, id).await?;

@@ -103,6 +103,17 @@ pub async fn insert(
     a: &SendAccountRow,
     seal: impl FnOnce(i64) -> String,
 ) -> sqlx::Result<Option<i64>> {
+    insert_joining(db, a, seal, None).await
+}
+
+/// [`insert`], and with `join` the account's membership of the smart
+/// warmup pool in the same transaction (its id filled in here).
+pub async fn insert_joining(
+    db: &Db,
+    a: &SendAccountRow,
+    seal: impl FnOnce(i64) -> String,
+    join: Option<crate::smart_warmup::store::NewMember>,
+) -> sqlx::Result<Option<i64>> {
     let mut tx = db.pool.begin().await?;
     let inserted: Option<i64> = sqlx::query_scalar(
         "INSERT INTO send_accounts (account_id, email, display_name, provider, status, \
@@ -136,6 +147,10 @@ pub async fn insert(
         .bind(id)
         .execute(&mut *tx)
         .await?;
+    if let Some(mut member) = join {
+        member.send_account_id = id;
+        crate::smart_warmup::store::insert_member(&mut tx, &member).await?;
+    }
     tx.commit().await?;
     Ok(Some(id))
 }

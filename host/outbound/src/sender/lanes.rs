@@ -292,6 +292,12 @@ pub async fn send_once(
     Ok(result)
 }
 
+/// One message on an open connection, its answer classified: the smart
+/// warmup's sends (and its benchmark's reference).
+pub async fn send_on(c: &mut AsyncSmtpConnection, envelope: &Envelope, bytes: &[u8]) -> SmtpResult {
+    transaction(c, envelope, bytes, &mut None).await
+}
+
 /// MAIL, RCPT, DATA and the message, each answer classified. The body goes
 /// out only after `previous` (the lane's last answer) is recorded.
 pub(crate) async fn transaction(

@@ -4,6 +4,9 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+mod smart_warmup;
+pub use smart_warmup::SmartWarmupConfig;
+
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
@@ -113,6 +116,8 @@ pub struct Config {
     /// `[sheets]`: the OAuth 2.0 client the spreadsheet export connects
     /// accounts with, and the provider's endpoints.
     pub sheets: SheetsConfig,
+    /// `[smart_warmup]`: the pool of send accounts that warm each other up.
+    pub smart_warmup: SmartWarmupConfig,
     /// Raw requests kept per account for recent activity (at least 10);
     /// older raw rows are deleted, their counts live on in the rollups.
     pub usage_recent_requests: u64,
@@ -211,6 +216,7 @@ impl Default for Config {
                 ..SmtpConfig::default()
             },
             sheets: SheetsConfig::default(),
+            smart_warmup: SmartWarmupConfig::default(),
             usage_recent_requests: 10,
             limits: Default::default(),
             log: "info".into(),
@@ -420,6 +426,7 @@ impl Config {
                 *field = v;
             }
         }
+        self.smart_warmup.apply_env(&get)?;
         if let Some(v) = get("OUTREACH_LOG") {
             self.log = v;
         }
@@ -427,6 +434,7 @@ impl Config {
     }
 
     fn validate(&self) -> anyhow::Result<()> {
+        self.smart_warmup.validate()?;
         anyhow::ensure!(
             !self.key_prefix.is_empty()
                 && self.key_prefix.chars().all(|c| c.is_ascii_alphanumeric()),
@@ -734,6 +742,27 @@ token_url = "https://oauth2.googleapis.com/token"
 revocation_url = "https://oauth2.googleapis.com/revoke"
 api_base_url = "https://sheets.googleapis.com"
 
+[smart_warmup]
+# The smart warmup pool: send accounts with warmup enabled exchange mail with
+# each other. tick_seconds: how often each member's schedule and mailbox are
+# looked at. working_hours (HH-HH, in timezone, an IANA zone): the hours each
+# day's messages are spread over; spread_over_day = false sends each day's
+# volume as soon as it is due, whatever the hour (small pools, tests). The
+# ramp: start_volume messages on the first day, daily_increase more each
+# day up to target_volume, held hold_days before the warmup is completed.
+# analytics_refresh_seconds: how often the analytics roll-up is refreshed.
+# Environment: OUTREACH_SMART_WARMUP_<SETTING>, for example
+# OUTREACH_SMART_WARMUP_SPREAD_OVER_DAY=false.
+tick_seconds = 60
+working_hours = "08-18"
+timezone = "UTC"
+spread_over_day = true
+start_volume = 2
+daily_increase = 2
+target_volume = 40
+hold_days = 14
+analytics_refresh_seconds = 900
+
 [smtp]
 # SMTP server for dashboard mail (password resets). Empty host: the message is
 # written to the log instead of being sent.
@@ -797,6 +826,37 @@ mod tests {
         assert_eq!(config.sheets.client_secret, "shh");
         assert_eq!(config.sheets.api_base_url, "http://127.0.0.1:1");
         assert_eq!(config.sheets.token_url, "http://t");
+    }
+
+    #[test]
+    fn smart_warmup_settings_come_from_the_file_or_the_environment() {
+        let mut config: Config =
+            toml::from_str("[smart_warmup]\nworking_hours = \"09-17\"\nspread_over_day = false")
+                .unwrap();
+        assert_eq!(config.smart_warmup.working_hours, "09-17");
+        assert!(!config.smart_warmup.spread_over_day);
+        assert_eq!(config.smart_warmup.target_volume, 40);
+        let env: HashMap<&str, &str> = [
+            ("OUTREACH_SMART_WARMUP_TARGET_VOLUME", "60"),
+            ("OUTREACH_SMART_WARMUP_TIMEZONE", "Europe/Berlin"),
+            ("OUTREACH_SMART_WARMUP_SPREAD_OVER_DAY", "true"),
+        ]
+        .into();
+        config
+            .apply_env(|k| env.get(k).map(|v| v.to_string()))
+            .unwrap();
+        assert_eq!(config.smart_warmup.target_volume, 60);
+        assert_eq!(config.smart_warmup.timezone, "Europe/Berlin");
+        assert!(config.smart_warmup.spread_over_day);
+        for (name, value) in [
+            ("OUTREACH_SMART_WARMUP_WORKING_HOURS", "18-08"),
+            ("OUTREACH_SMART_WARMUP_TIMEZONE", "Mars/Olympus"),
+            ("OUTREACH_SMART_WARMUP_START_VOLUME", "0"),
+            ("OUTREACH_SMART_WARMUP_TICK_SECONDS", "soon"),
+        ] {
+            let mut c = Config::default();
+            assert!(c.apply_env(|k| (k == name).then(|| value.to_string())).is_err(), "{name}");
+        }
     }
 
     #[test]
