@@ -182,3 +182,59 @@ async fn without_the_loopback_allowance_the_guard_refuses_the_mail_servers() {
         r.detail()
     );
 }
+
+/// Two mailboxes connected with warmup enabled form the smart warmup pool
+/// of the real binary: its workers (started by `serve`) send each its first
+/// day's volume through the account's SMTP server, under the
+/// `[smart_warmup]` settings given by environment.
+#[tokio::test]
+async fn mailboxes_connected_with_warmup_exchange_pool_mail_under_the_operators_settings() {
+    let deployment = Deployment::new()
+        .with_env("OUTREACH_UNSAFE_OUTBOUND_ALLOW_LOOPBACK", "true")
+        .with_env("OUTREACH_SMART_WARMUP_SPREAD_OVER_DAY", "false")
+        .with_env("OUTREACH_SMART_WARMUP_TICK_SECONDS", "1")
+        .with_env("OUTREACH_SMART_WARMUP_START_VOLUME", "3");
+    let account = deployment.create_account("warm@example.com", "starter");
+    let server = deployment.start();
+    let (http, key) = (client(), account.api_key.as_str());
+    let mut ids = Vec::new();
+    for email in ["warm-a@acme.io", "warm-b@acme.io"] {
+        let mut body = mailbox(email, MAIL_PASSWORD);
+        body["enable_warmup"] = json!(true);
+        let r = post_json(&http, &server.url("/v1/send-accounts"), Some(key), &body).await;
+        assert_eq!(r.status, 201, "{:?}", r.json);
+        assert_eq!(r.json["status"], "warming");
+        ids.push(r.json["id"].as_str().unwrap().to_owned());
+    }
+    for id in &ids {
+        let url = server.url(&format!("/v1/send-accounts/{id}/smart-warmup/status"));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let status = loop {
+            let r = get(&http, &url, Some(key)).await;
+            assert_eq!(r.status, 200, "{:?}", r.json);
+            if r.json["sent_today"] == 3 || std::time::Instant::now() > deadline {
+                break r.json;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        };
+        assert_eq!(status["sent_today"], 3, "{status}");
+        assert_eq!(status["current_daily_volume"], 3);
+        assert_eq!(status["warmup_status"], "active");
+        assert_eq!(status["pool_count"], 1);
+    }
+    let r = get(
+        &http,
+        &server.url("/v1/send-accounts/warmup-pool/stats"),
+        Some(key),
+    )
+    .await;
+    assert_eq!(r.json["daily_emails_exchanged"], 6, "{:?}", r.json);
+    let r = get(&http, &server.url("/v1/send-accounts"), Some(key)).await;
+    assert!(
+        r.json["accounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|a| a["emails_sent_today"] == 3)
+    );
+}

@@ -60,10 +60,13 @@ async fn reference(app: &TestApp, n: usize) -> f64 {
             .from(Mailbox::new(None, "ref-a@bench.test".parse().unwrap()))
             .to(Mailbox::new(None, "ref-b@bench.test".parse().unwrap()))
             .subject(format!("Reference {i}"))
-            .body(format!("Hi,\n\nA reference message of about the same size, number {i}.\n\nBest,\nSam\n"))
+            .body(format!(
+                "Hi,\n\nA reference message of about the same size, number {i}.\n\nBest,\nSam\n"
+            ))
             .unwrap();
         let envelope = m.envelope().clone();
-        let r = outreach_outbound::sender::lanes::send_on(&mut conn, &envelope, &m.formatted()).await;
+        let r =
+            outreach_outbound::sender::lanes::send_on(&mut conn, &envelope, &m.formatted()).await;
         assert!(
             matches!(r, outreach_outbound::sender::record::SmtpResult::Delivered),
             "the sink accepted the reference message"
@@ -83,7 +86,11 @@ async fn main() {
     })
     .await;
     // Midnight of the simulated day.
-    app.clock.set(chrono::DateTime::parse_from_rfc3339("2026-11-22T00:00:00Z").unwrap().into());
+    app.clock.set(
+        chrono::DateTime::parse_from_rfc3339("2026-11-22T00:00:00Z")
+            .unwrap()
+            .into(),
+    );
     let now = app.state.clock.now_ms();
     let mut tenants = Vec::new();
     for _ in 0..10 {
@@ -150,7 +157,11 @@ async fn main() {
         let t = Instant::now();
         let n = exchange::pass(&app.state).await.unwrap();
         let ms = t.elapsed().as_secs_f64() * 1000.0;
-        if n > 0 { busy.push(ms) } else { idle.push(ms) }
+        if n > 0 {
+            busy.push(ms)
+        } else {
+            idle.push(ms)
+        }
         sent += n;
         app.clock.advance(tick);
     }
@@ -159,7 +170,10 @@ async fn main() {
     let reference = reference(&app, 5000.min(sent.max(1))).await;
     busy.sort_by(f64::total_cmp);
     idle.sort_by(f64::total_cmp);
-    println!("smart warmup: {n} members, one simulated day in {ticks} ticks of {} s", tick.as_secs());
+    println!(
+        "smart warmup: {n} members, one simulated day in {ticks} ticks of {} s",
+        tick.as_secs()
+    );
     println!("  messages sent: {sent} in {elapsed:.1} s = {rate:.0} messages/s");
     println!("  reference (bare SMTP to the same sink, one connection): {reference:.0} messages/s");
     println!("  ratio: {:.2}", rate / reference);

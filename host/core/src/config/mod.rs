@@ -855,7 +855,11 @@ mod tests {
             ("OUTREACH_SMART_WARMUP_TICK_SECONDS", "soon"),
         ] {
             let mut c = Config::default();
-            assert!(c.apply_env(|k| (k == name).then(|| value.to_string())).is_err(), "{name}");
+            assert!(
+                c.apply_env(|k| (k == name).then(|| value.to_string()))
+                    .is_err(),
+                "{name}"
+            );
         }
     }
 

@@ -87,10 +87,9 @@ impl SmartWarmupConfig {
             self.timezone = v;
         }
         if let Some(v) = var("SPREAD_OVER_DAY") {
-            self.spread_over_day = v
-                .trim()
-                .parse()
-                .map_err(|_| anyhow::anyhow!("OUTREACH_SMART_WARMUP_SPREAD_OVER_DAY must be true or false"))?;
+            self.spread_over_day = v.trim().parse().map_err(|_| {
+                anyhow::anyhow!("OUTREACH_SMART_WARMUP_SPREAD_OVER_DAY must be true or false")
+            })?;
         }
         for (name, field) in [
             ("START_VOLUME", &mut self.start_volume),

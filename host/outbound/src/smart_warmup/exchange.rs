@@ -100,7 +100,12 @@ async fn send_for(state: &AppState, m: &Member, peers: &[Peer]) -> anyhow::Resul
         return Ok((0, now + tick_ms(state)));
     }
     let day = plan.day(now);
-    let (slots_due, next_slot) = plan.due(now, plan.volume(d), plan.volume(d + 1), offset(m.send_account_id));
+    let (slots_due, next_slot) = plan.due(
+        now,
+        plan.volume(d),
+        plan.volume(d + 1),
+        offset(m.send_account_id),
+    );
     let next = next_slot.max(now + tick_ms(state));
     note_progress(state, m, plan.progress_pct(d)).await?;
     // The account's sends left today (shared with sequences) bound the
@@ -127,7 +132,9 @@ async fn send_for(state: &AppState, m: &Member, peers: &[Peer]) -> anyhow::Resul
     if threads > 0 {
         let mut counts = store::pair_counts(&state.db, m.send_account_id, now - WEEK_MS).await?;
         for _ in 0..threads {
-            let Some(peer) = partner(m, peers, &counts) else { break };
+            let Some(peer) = partner(m, peers, &counts) else {
+                break;
+            };
             *counts.entry(peer.send_account_id).or_default() += 1;
             work.push(Outgoing::Thread(peer.clone()));
         }
@@ -136,7 +143,14 @@ async fn send_for(state: &AppState, m: &Member, peers: &[Peer]) -> anyhow::Resul
         return Ok((0, next));
     }
     let server = connection(state, m.account_id, m.send_account_id).await?;
-    let mut conn = match connect_smtp(&state.outbound, &server.smtp, server.encryption, SMTP_TIMEOUT).await {
+    let mut conn = match connect_smtp(
+        &state.outbound,
+        &server.smtp,
+        server.encryption,
+        SMTP_TIMEOUT,
+    )
+    .await
+    {
         Ok(c) => {
             store::note_login(&state.db, m.send_account_id, Protocol::Smtp, None, now).await?;
             c
@@ -194,7 +208,8 @@ pub async fn login_failed(
         tracing::info!(send_account_id = m.send_account_id, error = %text, "warmup mailbox unreachable");
         return Ok(next);
     }
-    let failures = store::note_login(&state.db, m.send_account_id, protocol, Some(&text), now).await?;
+    let failures =
+        store::note_login(&state.db, m.send_account_id, protocol, Some(&text), now).await?;
     if failures >= MAX_AUTH_FAILURES {
         finish(state, m.send_account_id, Some(&text)).await?;
         return Ok(now + tick_ms(state));
@@ -208,12 +223,18 @@ pub async fn login_failed(
 fn partner<'a>(m: &Member, peers: &'a [Peer], counts: &HashMap<i64, i64>) -> Option<&'a Peer> {
     let eligible: Vec<(&Peer, i64)> = peers
         .iter()
-        .filter(|p| p.send_account_id != m.send_account_id && !p.email.eq_ignore_ascii_case(&m.email))
+        .filter(|p| {
+            p.send_account_id != m.send_account_id && !p.email.eq_ignore_ascii_case(&m.email)
+        })
         .map(|p| (p, counts.get(&p.send_account_id).copied().unwrap_or(0)))
         .filter(|(_, n)| *n < MAX_PAIR_THREADS_PER_WEEK)
         .collect();
     let fewest = eligible.iter().map(|(_, n)| *n).min()?;
-    let least: Vec<&Peer> = eligible.into_iter().filter(|(_, n)| *n == fewest).map(|(p, _)| p).collect();
+    let least: Vec<&Peer> = eligible
+        .into_iter()
+        .filter(|(_, n)| *n == fewest)
+        .map(|(p, _)| p)
+        .collect();
     Some(least[rand::rng().random_range(0..least.len())])
 }
 
@@ -236,15 +257,17 @@ async fn send_one(
     let now = state.clock.now_ms();
     let (peer, parent) = match &w {
         Outgoing::Thread(p) => (p.clone(), None),
-        Outgoing::Reply(parent) => match peers.iter().find(|p| p.send_account_id == parent.sender_id) {
-            Some(p) => (p.clone(), Some(parent)),
-            None => {
-                // The other side left, paused or failed: no answer.
-                let mut c = state.db.pool.acquire().await?;
-                store::mark_replied(&mut c, parent.id, None).await?;
-                return Ok(Step::Skipped);
+        Outgoing::Reply(parent) => {
+            match peers.iter().find(|p| p.send_account_id == parent.sender_id) {
+                Some(p) => (p.clone(), Some(parent)),
+                None => {
+                    // The other side left, paused or failed: no answer.
+                    let mut c = state.db.pool.acquire().await?;
+                    store::mark_replied(&mut c, parent.id, None).await?;
+                    return Ok(Step::Skipped);
+                }
             }
-        },
+        }
     };
     let parent_view = parent.map(|p| Parent {
         subject: p.subject.clone(),
@@ -253,7 +276,10 @@ async fn send_one(
         sent_at: p.sent_at,
     });
     let token = writing::new_token();
-    let domain = m.email.rsplit_once('@').map_or("warmup.invalid", |(_, d)| d);
+    let domain = m
+        .email
+        .rsplit_once('@')
+        .map_or("warmup.invalid", |(_, d)| d);
     // Message-IDs carry no token: a reply's References must not make it look like
     // the messages it answers.
     let message_id = format!("{}@{domain}", uuid::Uuid::new_v4().simple());
@@ -263,13 +289,19 @@ async fn send_one(
         account_id: m.account_id,
         user_key: format!("smart_warmup:{}", m.send_account_id),
     };
-    let mut draft = writing::from_ai(state, &actor, &m.persona, &peer.name, parent_view.as_ref()).await;
+    let mut draft =
+        writing::from_ai(state, &actor, &m.persona, &peer.name, parent_view.as_ref()).await;
     // Draws again while the pool day already has the same text.
     let mut written = None;
     for _ in 0..8 {
         let d: Draft = match draft.take() {
             Some(d) => d,
-            None => writing::from_bank(&mut rand::rng(), &m.persona, &peer.name, parent_view.as_ref()),
+            None => writing::from_bank(
+                &mut rand::rng(),
+                &m.persona,
+                &peer.name,
+                parent_view.as_ref(),
+            ),
         };
         let body = writing::body_as_sent(&d, &token, parent_view.as_ref());
         let mut tx = state.db.pool.begin().await?;
@@ -352,13 +384,22 @@ async fn record_outcome(
         }
         SmtpResult::Bounced(reason) => {
             store::finish_message(&mut tx, id, "bounced", Some(reason)).await?;
-            member_bounced(&mut tx, peer.send_account_id, peer.account_id, &peer.email, reason, now).await?;
+            member_bounced(
+                &mut tx,
+                peer.send_account_id,
+                peer.account_id,
+                &peer.email,
+                reason,
+                now,
+            )
+            .await?;
             Step::Bounced
         }
         SmtpResult::Deferred(reason) | SmtpResult::AccountFailed(reason) => {
             store::finish_message(&mut tx, id, "failed", Some(reason)).await?;
             store::count_send(&mut tx, m.send_account_id, day, -1).await?;
-            crate::sender::store::reserve_mailbox(&mut tx, m.send_account_id, -1, today(state)).await?;
+            crate::sender::store::reserve_mailbox(&mut tx, m.send_account_id, -1, today(state))
+                .await?;
             sqlx::query("UPDATE smart_warmup_messages SET replied_at = NULL WHERE message_id = (SELECT parent_message_id FROM smart_warmup_messages WHERE id = $1) AND recipient_id = $2")
                 .bind(id)
                 .bind(m.send_account_id)

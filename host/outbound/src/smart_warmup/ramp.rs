@@ -142,7 +142,13 @@ impl Plan {
 
     /// How many of the day's slots are due at `now`, and when the next one
     /// is (the first slot of the next day when none is left today).
-    pub fn due(&self, now: i64, volume_today: i64, volume_tomorrow: i64, offset: f64) -> (i64, i64) {
+    pub fn due(
+        &self,
+        now: i64,
+        volume_today: i64,
+        volume_tomorrow: i64,
+        offset: f64,
+    ) -> (i64, i64) {
         let day = self.day(now);
         let slots = self.slots(day, volume_today, offset);
         let due = slots.iter().filter(|t| **t <= now).count() as i64;
@@ -150,7 +156,11 @@ impl Plan {
             .iter()
             .copied()
             .find(|t| *t > now)
-            .or_else(|| self.slots(day + 1, volume_tomorrow.max(1), offset).first().copied())
+            .or_else(|| {
+                self.slots(day + 1, volume_tomorrow.max(1), offset)
+                    .first()
+                    .copied()
+            })
             .unwrap_or(now + DAY_MS);
         (due, next)
     }
@@ -198,7 +208,10 @@ mod unit {
         let open = NOV_21_NOON - 4 * 3_600_000;
         let minutes = |m: i64| open + m * 60_000;
         // 10 hours in four slots of 150 minutes, each taken at its middle.
-        assert_eq!(slots, vec![minutes(75), minutes(225), minutes(375), minutes(525)]);
+        assert_eq!(
+            slots,
+            vec![minutes(75), minutes(225), minutes(375), minutes(525)]
+        );
         // At noon the first two (09:15, 11:45) are due; the next is 14:15.
         assert_eq!(p.due(NOV_21_NOON, 4, 6, 0.5), (2, minutes(375)));
         // Without spreading, the whole day is due at once.

@@ -21,8 +21,8 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use futures::TryStreamExt;
 use async_imap::imap_proto::NameAttribute;
+use futures::TryStreamExt;
 
 use super::SmartWarmup;
 use super::exchange::{login_failed, member_bounced, tick_ms};
@@ -55,8 +55,16 @@ pub fn reply_rate(depth: i64) -> f64 {
 
 /// Names a spam folder commonly has when the server marks none `\Junk`.
 const SPAM_NAMES: &[&str] = &[
-    "Junk", "Spam", "Junk E-mail", "Junk Email", "Bulk Mail", "[Gmail]/Spam", "INBOX.Junk",
-    "INBOX.Spam", "INBOX/Junk", "INBOX/Spam",
+    "Junk",
+    "Spam",
+    "Junk E-mail",
+    "Junk Email",
+    "Bulk Mail",
+    "[Gmail]/Spam",
+    "INBOX.Junk",
+    "INBOX.Spam",
+    "INBOX/Junk",
+    "INBOX/Spam",
 ];
 
 const IMAP_TIMEOUT: Duration = Duration::from_secs(60);
@@ -67,7 +75,15 @@ const CONCURRENT_MAILBOXES: usize = 16;
 pub async fn pass(state: &AppState) -> anyhow::Result<usize> {
     let sw = state.ext::<SmartWarmup>();
     let now = state.clock.now_ms();
-    let due = store::claim(&state.db, Side::Scan, &sw.owner, now, now + 10 * 60_000, 256).await?;
+    let due = store::claim(
+        &state.db,
+        Side::Scan,
+        &sw.owner,
+        now,
+        now + 10 * 60_000,
+        256,
+    )
+    .await?;
     let mut found = 0;
     let mut tasks = tokio::task::JoinSet::new();
     for m in due {
@@ -115,10 +131,22 @@ pub async fn scan(state: &AppState, m: &Member) -> Result<usize, Failure> {
     let c = connection(state, m.account_id, m.send_account_id)
         .await
         .map_err(|e| Failure::Other(e.to_string()))?;
-    let mut session = open_session(&state.outbound, &c.imap, c.allow_plaintext_imap(), IMAP_TIMEOUT)
-        .await
-        .map_err(Failure::Login)?;
-    store::note_login(&state.db, m.send_account_id, Protocol::Imap, None, state.clock.now_ms()).await?;
+    let mut session = open_session(
+        &state.outbound,
+        &c.imap,
+        c.allow_plaintext_imap(),
+        IMAP_TIMEOUT,
+    )
+    .await
+    .map_err(Failure::Login)?;
+    store::note_login(
+        &state.db,
+        m.send_account_id,
+        Protocol::Imap,
+        None,
+        state.clock.now_ms(),
+    )
+    .await?;
     let result = async {
         let mut found = 0;
         let spam = spam_folder(&mut session).await?;
@@ -141,18 +169,28 @@ fn timed_out(what: &'static str) -> impl Fn(tokio::time::error::Elapsed) -> Fail
 /// the account has, else none.
 async fn spam_folder(session: &mut ImapSession) -> Result<Option<String>, Failure> {
     let names: Vec<_> = tokio::time::timeout(IMAP_TIMEOUT, async {
-        session.list(Some(""), Some("*")).await?.try_collect::<Vec<_>>().await
+        session
+            .list(Some(""), Some("*"))
+            .await?
+            .try_collect::<Vec<_>>()
+            .await
     })
     .await
     .map_err(timed_out("LIST"))?
     .map_err(|e| Failure::Other(imap_failure("IMAP LIST failed", &e).to_string()))?;
-    if let Some(n) = names.iter().find(|n| n.attributes().contains(&NameAttribute::Junk)) {
+    if let Some(n) = names
+        .iter()
+        .find(|n| n.attributes().contains(&NameAttribute::Junk))
+    {
         return Ok(Some(n.name().to_owned()));
     }
     Ok(SPAM_NAMES.iter().find_map(|wanted| {
         names
             .iter()
-            .find(|n| n.name().eq_ignore_ascii_case(wanted) && !n.attributes().contains(&NameAttribute::NoSelect))
+            .find(|n| {
+                n.name().eq_ignore_ascii_case(wanted)
+                    && !n.attributes().contains(&NameAttribute::NoSelect)
+            })
             .map(|n| n.name().to_owned())
     }))
 }
@@ -176,10 +214,14 @@ async fn read_folder(
     let selected = tokio::time::timeout(IMAP_TIMEOUT, session.select(folder))
         .await
         .map_err(timed_out("SELECT"))?
-        .map_err(|e| Failure::Other(imap_failure(&format!("IMAP SELECT {folder} failed"), &e).to_string()))?;
+        .map_err(|e| {
+            Failure::Other(imap_failure(&format!("IMAP SELECT {folder} failed"), &e).to_string())
+        })?;
     let validity = i64::from(selected.uid_validity.unwrap_or(0));
     let (saved_validity, saved_last) = match spam {
-        Some(_) if m.spam_folder.as_deref() == Some(folder) => (m.spam_uidvalidity, m.spam_last_uid),
+        Some(_) if m.spam_folder.as_deref() == Some(folder) => {
+            (m.spam_uidvalidity, m.spam_last_uid)
+        }
         Some(_) => (None, 0),
         None => (m.inbox_uidvalidity, m.inbox_last_uid),
     };
@@ -214,25 +256,52 @@ async fn read_folder(
             }
         }
         last = last.max(batch.iter().copied().max().map_or(0, i64::from));
-        store::save_progress(&state.db, m.send_account_id, spam.is_some(), spam, validity, last).await?;
+        store::save_progress(
+            &state.db,
+            m.send_account_id,
+            spam.is_some(),
+            spam,
+            validity,
+            last,
+        )
+        .await?;
     }
     if uids.is_empty() && fresh {
-        store::save_progress(&state.db, m.send_account_id, spam.is_some(), spam, validity, last).await?;
+        store::save_progress(
+            &state.db,
+            m.send_account_id,
+            spam.is_some(),
+            spam,
+            validity,
+            last,
+        )
+        .await?;
     }
     Ok(found)
 }
 
 /// Fetches a batch and tells pool messages to `m` and bounce reports of
 /// messages `m` sent from the rest.
-async fn fetch(state: &AppState, m: &Member, session: &mut ImapSession, batch: &[u32]) -> Result<Vec<Seen>, Failure> {
-    let set = batch.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+async fn fetch(
+    state: &AppState,
+    m: &Member,
+    session: &mut ImapSession,
+    batch: &[u32],
+) -> Result<Vec<Seen>, Failure> {
+    let set = batch
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",");
     let query = format!("(UID BODY.PEEK[]<0.{}>)", MAX_FETCH_BYTES);
     let fetched: Vec<_> = tokio::time::timeout(IMAP_TIMEOUT, async {
         session.uid_fetch(&set, &query).await?.try_collect().await
     })
     .await
     .map_err(timed_out("FETCH"))?
-    .map_err(|e: async_imap::error::Error| Failure::Other(imap_failure("IMAP FETCH failed", &e).to_string()))?;
+    .map_err(|e: async_imap::error::Error| {
+        Failure::Other(imap_failure("IMAP FETCH failed", &e).to_string())
+    })?;
     let raws: Vec<(u32, Vec<String>, &[u8])> = fetched
         .iter()
         .filter_map(|f| {
@@ -240,7 +309,10 @@ async fn fetch(state: &AppState, m: &Member, session: &mut ImapSession, batch: &
             Some((f.uid?, tokens_in(raw), raw))
         })
         .collect();
-    let all: Vec<String> = raws.iter().flat_map(|(_, t, _)| t.iter().cloned()).collect();
+    let all: Vec<String> = raws
+        .iter()
+        .flat_map(|(_, t, _)| t.iter().cloned())
+        .collect();
     let known: HashMap<String, PoolMessage> = store::by_tokens(&state.db, &all)
         .await?
         .into_iter()
@@ -261,8 +333,15 @@ async fn fetch(state: &AppState, m: &Member, session: &mut ImapSession, batch: &
             let parsed = analysis::parse(raw);
             let inspection = analysis::inspect(raw, &parsed);
             if inspection.kind == Kind::Bounce {
-                let reason = inspection.status.clone().unwrap_or_else(|| "delivery report".into());
-                bounce = Some(((*sent).clone(), inspection.bounce_type.unwrap_or(BounceType::Soft), reason));
+                let reason = inspection
+                    .status
+                    .clone()
+                    .unwrap_or_else(|| "delivery report".into());
+                bounce = Some((
+                    (*sent).clone(),
+                    inspection.bounce_type.unwrap_or(BounceType::Soft),
+                    reason,
+                ));
             }
         }
         seen.push(Seen { uid, mine, bounce });
@@ -271,12 +350,19 @@ async fn fetch(state: &AppState, m: &Member, session: &mut ImapSession, batch: &
 }
 
 fn uid_set(seen: &[&Seen]) -> String {
-    seen.iter().map(|s| s.uid.to_string()).collect::<Vec<_>>().join(",")
+    seen.iter()
+        .map(|s| s.uid.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Pool messages found in spam: recorded as such, then moved to INBOX
 /// (MOVE where offered, else COPY, \Deleted and EXPUNGE).
-async fn rescue(state: &AppState, session: &mut ImapSession, mine: &[&Seen]) -> Result<(), Failure> {
+async fn rescue(
+    state: &AppState,
+    session: &mut ImapSession,
+    mine: &[&Seen],
+) -> Result<(), Failure> {
     if mine.is_empty() {
         return Ok(());
     }
@@ -298,8 +384,17 @@ async fn rescue(state: &AppState, session: &mut ImapSession, mine: &[&Seen]) -> 
             session.uid_mv(&set, "INBOX").await
         } else {
             session.uid_copy(&set, "INBOX").await?;
-            session.uid_store(&set, "+FLAGS.SILENT (\\Deleted)").await?.try_collect::<Vec<_>>().await?;
-            session.expunge().await?.try_collect::<Vec<_>>().await.map(|_| ())
+            session
+                .uid_store(&set, "+FLAGS.SILENT (\\Deleted)")
+                .await?
+                .try_collect::<Vec<_>>()
+                .await?;
+            session
+                .expunge()
+                .await?
+                .try_collect::<Vec<_>>()
+                .await
+                .map(|_| ())
         }
     })
     .await
@@ -309,7 +404,12 @@ async fn rescue(state: &AppState, session: &mut ImapSession, mine: &[&Seen]) -> 
 
 /// Pool messages found in INBOX: recorded, marked read and flagged at the
 /// documented rates, and answered when the thread says so.
-async fn engage(state: &AppState, m: &Member, session: &mut ImapSession, mine: &[&Seen]) -> Result<(), Failure> {
+async fn engage(
+    state: &AppState,
+    m: &Member,
+    session: &mut ImapSession,
+    mine: &[&Seen],
+) -> Result<(), Failure> {
     let now = state.clock.now_ms();
     let mut read = Vec::new();
     let mut flagged = Vec::new();
@@ -327,7 +427,10 @@ async fn engage(state: &AppState, m: &Member, session: &mut ImapSession, mine: &
             let (lo, hi) = REPLY_DELAY_MS;
             now + lo + ((hi - lo) as f64 * chance(&p.token, "delay")) as i64
         });
-        store::record_found(&mut conn, p.id, "inbox", now, is_read, is_flagged, reply_due).await?;
+        store::record_found(
+            &mut conn, p.id, "inbox", now, is_read, is_flagged, reply_due,
+        )
+        .await?;
         if let Some(at) = reply_due {
             store::send_by(&mut conn, m.send_account_id, at).await?;
         }
@@ -341,13 +444,24 @@ async fn engage(state: &AppState, m: &Member, session: &mut ImapSession, mine: &
         }
     }
     drop(conn);
-    for (uids, flags) in [(read, "+FLAGS.SILENT (\\Seen)"), (flagged, "+FLAGS.SILENT (\\Flagged)")] {
+    for (uids, flags) in [
+        (read, "+FLAGS.SILENT (\\Seen)"),
+        (flagged, "+FLAGS.SILENT (\\Flagged)"),
+    ] {
         if uids.is_empty() {
             continue;
         }
-        let set = uids.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+        let set = uids
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(",");
         tokio::time::timeout(IMAP_TIMEOUT, async {
-            session.uid_store(&set, flags).await?.try_collect::<Vec<_>>().await
+            session
+                .uid_store(&set, flags)
+                .await?
+                .try_collect::<Vec<_>>()
+                .await
         })
         .await
         .map_err(timed_out("STORE"))?
@@ -358,7 +472,12 @@ async fn engage(state: &AppState, m: &Member, session: &mut ImapSession, mine: &
 
 /// A report that pool message `sent` bounced: recorded, and a hard bounce
 /// pauses the recipient member.
-async fn bounced(state: &AppState, sent: &PoolMessage, kind: BounceType, reason: &str) -> Result<(), Failure> {
+async fn bounced(
+    state: &AppState,
+    sent: &PoolMessage,
+    kind: BounceType,
+    reason: &str,
+) -> Result<(), Failure> {
     let now = state.clock.now_ms();
     let mut tx = state.db.pool.begin().await?;
     let changed = sqlx::query(
@@ -370,12 +489,21 @@ async fn bounced(state: &AppState, sent: &PoolMessage, kind: BounceType, reason:
     .execute(&mut *tx)
     .await?;
     if changed.rows_affected() == 1 && kind == BounceType::Hard {
-        let email: Option<String> = sqlx::query_scalar("SELECT email FROM smart_warmup_members WHERE send_account_id = $1")
-            .bind(sent.recipient_id)
-            .fetch_optional(&mut *tx)
-            .await?;
+        let email: Option<String> =
+            sqlx::query_scalar("SELECT email FROM smart_warmup_members WHERE send_account_id = $1")
+                .bind(sent.recipient_id)
+                .fetch_optional(&mut *tx)
+                .await?;
         if let Some(email) = email {
-            member_bounced(&mut tx, sent.recipient_id, sent.recipient_account_id, &email, reason, now).await?;
+            member_bounced(
+                &mut tx,
+                sent.recipient_id,
+                sent.recipient_account_id,
+                &email,
+                reason,
+                now,
+            )
+            .await?;
         }
     }
     tx.commit().await?;

@@ -6,7 +6,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::service::{self, SmartWarmupChange};
-use super::stats::{self, AnalyticsQuery, SmartWarmupAnalytics, SmartWarmupStatus, WarmupPoolStats};
+use super::stats::{
+    self, AnalyticsQuery, SmartWarmupAnalytics, SmartWarmupStatus, WarmupPoolStats,
+};
 use outreach_core::error::{ApiResult, ErrorBody};
 use outreach_core::http::auth::Caller;
 use outreach_core::http::extract::{Json, Path, Query};
@@ -32,7 +34,11 @@ pub fn router() -> OpenApiRouter<AppState> {
         (status = 403, description = "Starter+ only", body = ErrorBody),
         (status = 404, description = "No such send account", body = ErrorBody),
     ))]
-async fn status(State(state): State<AppState>, caller: Caller, Path(id): Path<i64>) -> ApiResult<Json<SmartWarmupStatus>> {
+async fn status(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> ApiResult<Json<SmartWarmupStatus>> {
     Ok(Json(stats::status(&state, &caller, id).await?))
 }
 
@@ -60,7 +66,10 @@ async fn analytics(
         (status = 200, description = "The pool's statistics", body = WarmupPoolStats),
         (status = 403, description = "Starter+ only", body = ErrorBody),
     ))]
-async fn pool_stats(State(state): State<AppState>, caller: Caller) -> ApiResult<Json<WarmupPoolStats>> {
+async fn pool_stats(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> ApiResult<Json<WarmupPoolStats>> {
     Ok(Json(stats::pool_stats(&state, &caller).await?))
 }
 
@@ -73,7 +82,11 @@ async fn pool_stats(State(state): State<AppState>, caller: Caller) -> ApiResult<
         (status = 400, description = "Already in the pool", body = ErrorBody),
         (status = 404, description = "No such send account", body = ErrorBody),
     ))]
-async fn start(State(state): State<AppState>, caller: Caller, Path(id): Path<i64>) -> ApiResult<Json<SmartWarmupChange>> {
+async fn start(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> ApiResult<Json<SmartWarmupChange>> {
     Ok(Json(service::start(&state, &caller, id).await?))
 }
 
@@ -86,7 +99,11 @@ async fn start(State(state): State<AppState>, caller: Caller, Path(id): Path<i64
         (status = 400, description = "Smart warmup is not active", body = ErrorBody),
         (status = 404, description = "No such send account", body = ErrorBody),
     ))]
-async fn pause(State(state): State<AppState>, caller: Caller, Path(id): Path<i64>) -> ApiResult<Json<SmartWarmupChange>> {
+async fn pause(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> ApiResult<Json<SmartWarmupChange>> {
     Ok(Json(service::pause(&state, &caller, id).await?))
 }
 
@@ -99,7 +116,11 @@ async fn pause(State(state): State<AppState>, caller: Caller, Path(id): Path<i64
         (status = 400, description = "Never started, or completed", body = ErrorBody),
         (status = 404, description = "No such send account", body = ErrorBody),
     ))]
-async fn resume(State(state): State<AppState>, caller: Caller, Path(id): Path<i64>) -> ApiResult<Json<SmartWarmupChange>> {
+async fn resume(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> ApiResult<Json<SmartWarmupChange>> {
     Ok(Json(service::resume(&state, &caller, id).await?))
 }
 
@@ -112,6 +133,10 @@ async fn resume(State(state): State<AppState>, caller: Caller, Path(id): Path<i6
         (status = 400, description = "Not in the pool", body = ErrorBody),
         (status = 404, description = "No such send account", body = ErrorBody),
     ))]
-async fn stop(State(state): State<AppState>, caller: Caller, Path(id): Path<i64>) -> ApiResult<Json<SmartWarmupChange>> {
+async fn stop(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> ApiResult<Json<SmartWarmupChange>> {
     Ok(Json(service::stop(&state, &caller, id).await?))
 }

@@ -37,7 +37,8 @@ pub async fn provider_of(state: &AppState, email: &str) -> String {
         return "other".into();
     };
     // A slow resolver must not hold the request that joins the pool.
-    let lookup = tokio::time::timeout(std::time::Duration::from_secs(3), state.dns.mx(domain)).await;
+    let lookup =
+        tokio::time::timeout(std::time::Duration::from_secs(3), state.dns.mx(domain)).await;
     let exchanges: Vec<String> = match lookup {
         Ok(Ok(mx)) => mx.into_iter().map(|m| m.exchange).collect(),
         _ => return "other".into(),
@@ -97,7 +98,11 @@ async fn send_account(state: &AppState, caller: &Caller, id: i64) -> ApiResult<S
 }
 
 /// The member behind send account `id` of the caller, if it is one.
-pub async fn member_of(state: &AppState, caller: &Caller, id: i64) -> ApiResult<(SendAccountRow, Option<Member>)> {
+pub async fn member_of(
+    state: &AppState,
+    caller: &Caller,
+    id: i64,
+) -> ApiResult<(SendAccountRow, Option<Member>)> {
     let row = send_account(state, caller, id).await?;
     let member = store::get(&state.db, id).await?;
     Ok((row, member))
@@ -130,7 +135,12 @@ pub async fn start(state: &AppState, caller: &Caller, id: i64) -> ApiResult<Smar
         ));
     }
     tx.commit().await?;
-    Ok(changed(id, Some("active"), "warming", "Joined the smart warmup pool"))
+    Ok(changed(
+        id,
+        Some("active"),
+        "warming",
+        "Joined the smart warmup pool",
+    ))
 }
 
 /// `POST .../smart-warmup/pause`: an active member stops sending and
@@ -139,13 +149,22 @@ pub async fn pause(state: &AppState, caller: &Caller, id: i64) -> ApiResult<Smar
     let (_, member) = member_of(state, caller, id).await?;
     match member.as_ref().map(|m| m.status.as_str()) {
         Some("active") => {}
-        _ => return Err(ApiError::bad_request("Smart warmup is not active for this send account")),
+        _ => {
+            return Err(ApiError::bad_request(
+                "Smart warmup is not active for this send account",
+            ));
+        }
     }
     let now = state.clock.now_ms();
     let mut tx = state.db.pool.begin().await?;
     pause_in(&mut tx, id, None, now).await?;
     tx.commit().await?;
-    Ok(changed(id, Some("paused"), "warming", "Smart warmup paused"))
+    Ok(changed(
+        id,
+        Some("paused"),
+        "warming",
+        "Smart warmup paused",
+    ))
 }
 
 /// Pauses an active member (by its owner, or after a hard bounce with the
@@ -180,7 +199,14 @@ pub async fn resume(state: &AppState, caller: &Caller, id: i64) -> ApiResult<Sma
         ));
     };
     match m.status.as_str() {
-        "active" => return Ok(changed(id, Some("active"), "warming", "Smart warmup is already active")),
+        "active" => {
+            return Ok(changed(
+                id,
+                Some("active"),
+                "warming",
+                "Smart warmup is already active",
+            ));
+        }
         "completed" => {
             return Err(ApiError::bad_request(
                 "Smart warmup is completed for this send account; stop it and start again for a new ramp",
@@ -204,7 +230,12 @@ pub async fn resume(state: &AppState, caller: &Caller, id: i64) -> ApiResult<Sma
     .await?;
     store::set_send_account(&mut tx, id, "warming", true, None, now).await?;
     tx.commit().await?;
-    Ok(changed(id, Some("active"), "warming", "Smart warmup resumed"))
+    Ok(changed(
+        id,
+        Some("active"),
+        "warming",
+        "Smart warmup resumed",
+    ))
 }
 
 /// `POST .../smart-warmup/stop`: leaves the pool. What the account sent
@@ -258,7 +289,8 @@ pub async fn finish(state: &AppState, id: i64, failed: Option<&str>) -> sqlx::Re
     .await?;
     if done.rows_affected() == 1 {
         let progress = (failed.is_none()).then_some(100.0);
-        store::set_send_account(&mut tx, id, account_status, failed.is_some(), progress, now).await?;
+        store::set_send_account(&mut tx, id, account_status, failed.is_some(), progress, now)
+            .await?;
         if let Some(error) = failed {
             sqlx::query("UPDATE send_accounts SET last_error = $1 WHERE id = $2")
                 .bind(error)

@@ -16,11 +16,11 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::service::{member_of, plan};
 use super::store;
+use crate::sequences::service::gate;
 use outreach_core::error::{ApiError, ApiResult};
 use outreach_core::http::auth::Caller;
 use outreach_core::platform::clock::iso;
 use outreach_core::state::AppState;
-use crate::sequences::service::gate;
 
 const DAY_MS: i64 = 86_400_000;
 
@@ -113,7 +113,10 @@ pub async fn status(state: &AppState, caller: &Caller, id: i64) -> ApiResult<Sma
     .bind(since)
     .fetch_one(&state.db.pool)
     .await?;
-    let n = |i: usize| r.try_get::<Option<i64>, _>(i).map(Option::unwrap_or_default);
+    let n = |i: usize| {
+        r.try_get::<Option<i64>, _>(i)
+            .map(Option::unwrap_or_default)
+    };
     let (sent, bounced, inbox, spam) = (n(0)?, n(1)?, n(2)?, n(3)?);
     let pool_count: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM (
@@ -127,7 +130,11 @@ pub async fn status(state: &AppState, caller: &Caller, id: i64) -> ApiResult<Sma
     let (volume, progress, next_ramp) = match &member {
         Some(m) if m.status == "active" => {
             let d = plan.ramp_day(m.ramp_origin, now);
-            (plan.volume(d), plan.progress_pct(d), plan.next_ramp_up_at(m.ramp_origin, now).map(iso))
+            (
+                plan.volume(d),
+                plan.progress_pct(d),
+                plan.next_ramp_up_at(m.ramp_origin, now).map(iso),
+            )
         }
         Some(m) if m.status == "completed" => (0, 100.0, None),
         Some(m) => {
@@ -191,7 +198,10 @@ pub async fn pool_stats(state: &AppState, caller: &Caller) -> ApiResult<WarmupPo
     let db = &state.db.pool;
     let mut providers: BTreeMap<String, i64> = BTreeMap::new();
     let (mut pool_size, mut active, mut yours) = (0, 0, 0);
-    for r in sqlx::query("SELECT provider, status, account_id FROM smart_warmup_members").fetch_all(db).await? {
+    for r in sqlx::query("SELECT provider, status, account_id FROM smart_warmup_members")
+        .fetch_all(db)
+        .await?
+    {
         pool_size += 1;
         *providers.entry(r.try_get(0)?).or_default() += 1;
         active += i64::from(r.try_get::<String, _>(1)? == "active");
@@ -325,13 +335,22 @@ fn deliverability(sent: i64, delivered: i64, inbox: i64, spam: i64) -> Option<f6
     })
 }
 
-pub async fn analytics(state: &AppState, caller: &Caller, q: AnalyticsQuery) -> ApiResult<SmartWarmupAnalytics> {
+pub async fn analytics(
+    state: &AppState,
+    caller: &Caller,
+    q: AnalyticsQuery,
+) -> ApiResult<SmartWarmupAnalytics> {
     gate(caller)?;
     let days = q.days.unwrap_or(30);
     if !(1..=90).contains(&days) {
         return Err(ApiError::bad_request("days must be between 1 and 90"));
     }
-    let provider = q.provider.as_deref().map(str::trim).filter(|p| !p.is_empty()).map(str::to_ascii_lowercase);
+    let provider = q
+        .provider
+        .as_deref()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(str::to_ascii_lowercase);
     let plan = plan(state);
     let now = state.clock.now_ms();
     let today = plan.day(now);
@@ -371,7 +390,20 @@ pub async fn analytics(state: &AppState, caller: &Caller, q: AnalyticsQuery) -> 
             deliverability_pct: deliverability(v[0], v[1], v[3], v[4]),
         });
     }
-    let [sent, delivered, _bounced, inbox, spam, _replies, engaged, threads, thread_messages, span, generated, tokens] = t;
+    let [
+        sent,
+        delivered,
+        _bounced,
+        inbox,
+        spam,
+        _replies,
+        engaged,
+        threads,
+        thread_messages,
+        span,
+        generated,
+        tokens,
+    ] = t;
     let members = store::of_account(&state.db, caller.account_id).await?;
     let progress: Vec<f64> = members
         .iter()
@@ -396,8 +428,9 @@ pub async fn analytics(state: &AppState, caller: &Caller, q: AnalyticsQuery) -> 
             active_accounts: members.iter().filter(|m| m.status == "active").count() as i64,
             paused_accounts: members.iter().filter(|m| m.status == "paused").count() as i64,
             avg_deliverability: deliverability(sent, delivered, inbox, spam),
-            avg_warmup_progress: (!progress.is_empty())
-                .then(|| (progress.iter().sum::<f64>() * 10.0 / progress.len() as f64).round() / 10.0),
+            avg_warmup_progress: (!progress.is_empty()).then(|| {
+                (progress.iter().sum::<f64>() * 10.0 / progress.len() as f64).round() / 10.0
+            }),
         },
         generation_costs: GenerationCosts {
             total_emails_generated: generated,
@@ -409,8 +442,9 @@ pub async fn analytics(state: &AppState, caller: &Caller, q: AnalyticsQuery) -> 
         provider_deliverability: per_provider,
         conversation_stats: ConversationStats {
             total_conversations: threads,
-            avg_replies_per_thread: (threads > 0)
-                .then(|| ((thread_messages - threads) as f64 * 100.0 / threads as f64).round() / 100.0),
+            avg_replies_per_thread: (threads > 0).then(|| {
+                ((thread_messages - threads) as f64 * 100.0 / threads as f64).round() / 100.0
+            }),
             avg_thread_length_days: (threads > 0)
                 .then(|| (span as f64 * 100.0 / threads as f64 / DAY_MS as f64).round() / 100.0),
             positive_engagement_rate: pct(engaged, delivered),

@@ -38,7 +38,11 @@ pub struct Member {
 impl Member {
     /// Pool messages the member sent on warmup day `day`.
     pub fn sent_on(&self, day: i64) -> i64 {
-        if self.warmup_day == day { self.sent_on_day } else { 0 }
+        if self.warmup_day == day {
+            self.sent_on_day
+        } else {
+            0
+        }
     }
 }
 
@@ -173,7 +177,12 @@ pub enum Side {
 impl Side {
     fn columns(self) -> (&'static str, &'static str, &'static str, &'static str) {
         match self {
-            Side::Send => ("next_send_at", "send_lease_until", "send_lease_owner", "'active'"),
+            Side::Send => (
+                "next_send_at",
+                "send_lease_until",
+                "send_lease_owner",
+                "'active'",
+            ),
             Side::Scan => (
                 "next_scan_at",
                 "scan_lease_until",
@@ -420,7 +429,11 @@ pub async fn by_tokens(db: &Db, tokens: &[String]) -> sqlx::Result<Vec<PoolMessa
 }
 
 /// Whether any of `tokens` is a pool message's (the inbox leaves those out).
-pub async fn any_token_known(conn: &mut AnyConnection, backend: Backend, tokens: &[String]) -> sqlx::Result<bool> {
+pub async fn any_token_known(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    tokens: &[String],
+) -> sqlx::Result<bool> {
     if tokens.is_empty() {
         return Ok(false);
     }
@@ -436,7 +449,12 @@ pub async fn any_token_known(conn: &mut AnyConnection, backend: Backend, tokens:
 }
 
 /// Messages to `recipient` whose answer is due, oldest first.
-pub async fn due_replies(db: &Db, recipient: i64, now: i64, limit: i64) -> sqlx::Result<Vec<PoolMessage>> {
+pub async fn due_replies(
+    db: &Db,
+    recipient: i64,
+    now: i64,
+    limit: i64,
+) -> sqlx::Result<Vec<PoolMessage>> {
     let sql = format!(
         "SELECT {MESSAGE_COLUMNS} FROM smart_warmup_messages
          WHERE recipient_id = $1 AND reply_due_at <= $2 AND replied_at IS NULL
@@ -475,7 +493,10 @@ pub struct NewMessage<'a> {
 
 /// Writes a message as `sending`; `None` when the pool day already has the
 /// same text (the caller writes another).
-pub async fn insert_message(conn: &mut AnyConnection, m: &NewMessage<'_>) -> sqlx::Result<Option<i64>> {
+pub async fn insert_message(
+    conn: &mut AnyConnection,
+    m: &NewMessage<'_>,
+) -> sqlx::Result<Option<i64>> {
     sqlx::query_scalar(
         "INSERT INTO smart_warmup_messages (token, thread_token, depth, sender_id, recipient_id,
              sender_account_id, recipient_account_id, recipient_provider, message_id,

@@ -82,7 +82,10 @@ pub fn persona(email: &str, display_name: Option<&str>) -> Persona {
 fn capitalised(word: &str) -> String {
     let mut c = word.chars();
     match c.next() {
-        Some(first) => first.to_uppercase().chain(c.flat_map(char::to_lowercase)).collect(),
+        Some(first) => first
+            .to_uppercase()
+            .chain(c.flat_map(char::to_lowercase))
+            .collect(),
         None => String::new(),
     }
 }
@@ -280,7 +283,11 @@ fn read_answer(content: &str) -> Option<(String, String)> {
         .trim();
     let body = TOKEN.replace_all(rest.trim().as_bytes(), &b""[..]);
     let body = String::from_utf8_lossy(&body).trim().to_owned();
-    let subject: String = subject.chars().filter(|c| !c.is_control()).take(200).collect();
+    let subject: String = subject
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(200)
+        .collect();
     (!subject.is_empty() && !body.is_empty()).then(|| (subject, body.chars().take(4000).collect()))
 }
 
@@ -315,7 +322,12 @@ pub fn body_as_sent(draft: &Draft, token: &str, parent: Option<&Parent>) -> Stri
 
 /// The MIME message: plain text, the marker header, threaded by
 /// `In-Reply-To` and `References` when it answers.
-pub fn compose(e: &Envelope<'_>, subject: &str, body: String, token: &str) -> Result<Message, String> {
+pub fn compose(
+    e: &Envelope<'_>,
+    subject: &str,
+    body: String,
+    token: &str,
+) -> Result<Message, String> {
     let from = Mailbox::new(
         Some(e.from_name.to_owned()),
         e.from_email
@@ -366,14 +378,19 @@ mod unit {
         assert_eq!(a.name, "Jane");
         assert_eq!(persona("x1@acme.test", Some("Priya Patel")).name, "Priya");
         assert!(FIRST_NAMES.contains(&persona("42@acme.test", None).name.as_str()));
-        assert!(TONES.contains(&a.tone.as_str()) && INDUSTRIES.contains(&a.industry_context.as_str()));
+        assert!(
+            TONES.contains(&a.tone.as_str()) && INDUSTRIES.contains(&a.industry_context.as_str())
+        );
     }
 
     #[test]
     fn tokens_are_found_in_headers_and_bodies_only_in_their_shape() {
         let t = new_token();
         assert_eq!(t.len(), 23);
-        let raw = format!("X-Outreach-Warmup: {t}\r\n\r\nHello\r\nref: {t}\r\nwu-123 wu-{}", "g".repeat(20));
+        let raw = format!(
+            "X-Outreach-Warmup: {t}\r\n\r\nHello\r\nref: {t}\r\nwu-123 wu-{}",
+            "g".repeat(20)
+        );
         assert_eq!(tokens_in(raw.as_bytes()), vec![t]);
     }
 
@@ -394,7 +411,10 @@ mod unit {
 
     #[test]
     fn ai_answers_are_read_and_cleaned() {
-        let (s, b) = read_answer("Subject: Lunch plans\n\nHi Alex,\nref: wu-0123456789abcdef0123 see you.\nSam").unwrap();
+        let (s, b) = read_answer(
+            "Subject: Lunch plans\n\nHi Alex,\nref: wu-0123456789abcdef0123 see you.\nSam",
+        )
+        .unwrap();
         assert_eq!(s, "Lunch plans");
         assert!(!b.contains("wu-"), "{b}");
         assert!(read_answer("no subject line\n\nbody").is_none());
@@ -416,7 +436,14 @@ mod unit {
         assert!(body.contains("ref: wu-0123456789abcdef0123\n\nOn Sat, 21 Nov 2026 at 12:00, Alex wrote:\n> Hi Sam,"), "{body}");
         let refs = vec!["a@x".to_owned(), "b@x".to_owned()];
         let m = compose(
-            &Envelope { from_email: "sam@acme.test", from_name: "Sam", to_email: "alex@b.test", to_name: "Alex", message_id: "c@x", references: &refs },
+            &Envelope {
+                from_email: "sam@acme.test",
+                from_name: "Sam",
+                to_email: "alex@b.test",
+                to_name: "Alex",
+                message_id: "c@x",
+                references: &refs,
+            },
             &d.subject,
             body,
             "wu-0123456789abcdef0123",
@@ -425,6 +452,9 @@ mod unit {
         let text = String::from_utf8(m.formatted()).unwrap();
         assert!(text.contains("In-Reply-To: <b@x>"), "{text}");
         assert!(text.contains("References: <a@x> <b@x>"), "{text}");
-        assert!(text.contains("X-Outreach-Warmup: wu-0123456789abcdef0123"), "{text}");
+        assert!(
+            text.contains("X-Outreach-Warmup: wu-0123456789abcdef0123"),
+            "{text}"
+        );
     }
 }

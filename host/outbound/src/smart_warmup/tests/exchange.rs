@@ -39,7 +39,13 @@ async fn three_accounts_of_two_tenants_exchange_rescue_and_answer_over_a_week() 
         join(&app, owner, id).await;
     }
     let s = status(&app, &alpha, id_a1).await;
-    assert_eq!((s["warmup_status"].as_str(), s["current_daily_volume"].as_i64()), (Some("active"), Some(2)));
+    assert_eq!(
+        (
+            s["warmup_status"].as_str(),
+            s["current_daily_volume"].as_i64()
+        ),
+        (Some("active"), Some(2))
+    );
     let route = |m: &Captured| {
         let to = m.to[0].as_str();
         if to == a1 && m.from == b1 {
@@ -61,8 +67,16 @@ async fn three_accounts_of_two_tenants_exchange_rescue_and_answer_over_a_week() 
         for _ in 0..6 {
             round(&app).await;
             today.extend(deliver(&smtp, &mut delivered, &route).await);
-            let sent_today = scalar(&app, "SELECT emails_sent_today FROM send_accounts WHERE id = $1", id_a1).await;
-            assert!(sent_today <= 5, "day {day}: a1 sent {sent_today}, over its daily limit");
+            let sent_today = scalar(
+                &app,
+                "SELECT emails_sent_today FROM send_accounts WHERE id = $1",
+                id_a1,
+            )
+            .await;
+            assert!(
+                sent_today <= 5,
+                "day {day}: a1 sent {sent_today}, over its daily limit"
+            );
             app.clock.advance(hours(1) / 2);
         }
         days.push(per_sender(&today));
@@ -74,7 +88,11 @@ async fn three_accounts_of_two_tenants_exchange_rescue_and_answer_over_a_week() 
 
     // The ramp, day by day: 2, 4, 6, 6 (a1 held to its daily limit of 5),
     // then the target has held two days and the warmup is completed.
-    let volumes = |who: &str| days.iter().map(|d| d.get(who).copied().unwrap_or(0)).collect::<Vec<_>>();
+    let volumes = |who: &str| {
+        days.iter()
+            .map(|d| d.get(who).copied().unwrap_or(0))
+            .collect::<Vec<_>>()
+    };
     assert_eq!(volumes(&a1), vec![2, 4, 5, 5, 0]);
     assert_eq!(volumes(&a2), vec![2, 4, 6, 6, 0]);
     assert_eq!(volumes(&b1), vec![2, 4, 6, 6, 0]);
@@ -92,15 +110,29 @@ async fn three_accounts_of_two_tenants_exchange_rescue_and_answer_over_a_week() 
         .iter()
         .map(|m| (m.header("Message-ID").unwrap(), m))
         .collect();
-    let replies: Vec<&Captured> = all.iter().filter(|m| m.header("In-Reply-To").is_some()).collect();
+    let replies: Vec<&Captured> = all
+        .iter()
+        .filter(|m| m.header("In-Reply-To").is_some())
+        .collect();
     assert!(replies.len() >= 3, "{} replies", replies.len());
     for r in &replies {
         let parent = by_id[&r.header("In-Reply-To").unwrap()];
-        assert_eq!((parent.from.as_str(), parent.to[0].as_str()), (r.to[0].as_str(), r.from.as_str()));
+        assert_eq!(
+            (parent.from.as_str(), parent.to[0].as_str()),
+            (r.to[0].as_str(), r.from.as_str())
+        );
         let subject = parent.header("Subject").unwrap();
-        let expected = if subject.starts_with("Re: ") { subject } else { format!("Re: {subject}") };
+        let expected = if subject.starts_with("Re: ") {
+            subject
+        } else {
+            format!("Re: {subject}")
+        };
         assert_eq!(r.header("Subject").unwrap(), expected);
-        assert!(r.header("References").unwrap().ends_with(&parent.header("Message-ID").unwrap()));
+        assert!(
+            r.header("References")
+                .unwrap()
+                .ends_with(&parent.header("Message-ID").unwrap())
+        );
     }
 
     // Rescued from spam: the folders hold only the sequence email, the
@@ -121,16 +153,30 @@ async fn three_accounts_of_two_tenants_exchange_rescue_and_answer_over_a_week() 
             assert_eq!(flagged, chance(&token, "flag") < FLAG_RATE, "{flags:?}");
         }
         let found = scalar(&app, "SELECT COUNT(*) FROM smart_warmup_messages WHERE recipient_id = $1 AND placement IS NOT NULL", id).await;
-        assert_eq!(found as usize, sent_to.len(), "{who}: every message found, marker or not");
+        assert_eq!(
+            found as usize,
+            sent_to.len(),
+            "{who}: every message found, marker or not"
+        );
     }
-    let spam_filed = all.iter().filter(|m| (m.to[0] == a1 && m.from == b1) || (m.to[0] == a2 && m.from == a1)).count();
-    let spam_found = scalar(&app, "SELECT COUNT(*) FROM smart_warmup_messages WHERE placement = 'spam' AND sender_id > $1", 0).await;
+    let spam_filed = all
+        .iter()
+        .filter(|m| (m.to[0] == a1 && m.from == b1) || (m.to[0] == a2 && m.from == a1))
+        .count();
+    let spam_found = scalar(
+        &app,
+        "SELECT COUNT(*) FROM smart_warmup_messages WHERE placement = 'spam' AND sender_id > $1",
+        0,
+    )
+    .await;
     assert_eq!(spam_found as usize, spam_filed);
     assert!(spam_filed > 0);
 
     // Nothing reaches the unified inbox, even when it polls these mailboxes.
     for id in [id_a1, id_a2, id_b1] {
-        crate::inbox::collect::poll_now(&app.state, id).await.unwrap();
+        crate::inbox::collect::poll_now(&app.state, id)
+            .await
+            .unwrap();
     }
     for owner in [&alpha, &beta] {
         let r = app.get("/v1/inbox/threads", &owner.api_key).await;
@@ -145,42 +191,109 @@ async fn three_accounts_of_two_tenants_exchange_rescue_and_answer_over_a_week() 
     assert_eq!(s["pool_count"], 2);
     let a1_sent: Vec<&Captured> = all.iter().filter(|m| m.from == a1).collect();
     let a1_spam = a1_sent.iter().filter(|m| m.to[0] == a2).count();
-    let expected_inbox = ((a1_sent.len() - a1_spam) as f64 * 1000.0 / a1_sent.len() as f64).round() / 10.0;
-    assert_eq!(s["deliverability"]["inbox_rate"].as_f64(), Some(expected_inbox), "{s}");
+    let expected_inbox =
+        ((a1_sent.len() - a1_spam) as f64 * 1000.0 / a1_sent.len() as f64).round() / 10.0;
+    assert_eq!(
+        s["deliverability"]["inbox_rate"].as_f64(),
+        Some(expected_inbox),
+        "{s}"
+    );
     assert_eq!(s["deliverability"]["bounce_rate"].as_f64(), Some(0.0));
     assert!(s["persona"]["name"].is_string() && s["persona"]["tone"].is_string());
-    let account = app.get(&format!("/v1/send-accounts/{id_a1}"), &alpha.api_key).await;
-    assert_eq!((account.body["status"].as_str(), account.body["warmup_progress_pct"].as_f64()), (Some("active"), Some(100.0)));
+    let account = app
+        .get(&format!("/v1/send-accounts/{id_a1}"), &alpha.api_key)
+        .await;
+    assert_eq!(
+        (
+            account.body["status"].as_str(),
+            account.body["warmup_progress_pct"].as_f64()
+        ),
+        (Some("active"), Some(100.0))
+    );
 
     // The pool, aggregated: counts and rates only.
-    let r = app.get("/v1/send-accounts/warmup-pool/stats", &alpha.api_key).await;
+    let r = app
+        .get("/v1/send-accounts/warmup-pool/stats", &alpha.api_key)
+        .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     assert_eq!(r.body["pool_size"], 3);
     assert_eq!(r.body["your_accounts_in_pool"], 2);
-    assert_eq!(r.body["provider_distribution"], json!({"google": 66.7, "other": 33.3}));
-    assert!(!r.body.to_string().contains(&b1), "no other tenant's address");
-    let r = app.get("/v1/send-accounts/warmup-pool/stats", &beta.api_key).await;
+    assert_eq!(
+        r.body["provider_distribution"],
+        json!({"google": 66.7, "other": 33.3})
+    );
+    assert!(
+        !r.body.to_string().contains(&b1),
+        "no other tenant's address"
+    );
+    let r = app
+        .get("/v1/send-accounts/warmup-pool/stats", &beta.api_key)
+        .await;
     assert_eq!(r.body["your_accounts_in_pool"], 1);
 
     // The analytics come from the roll-up: nothing before a refresh.
-    let r = app.get("/v1/send-accounts/smart-warmup/analytics?days=7", &alpha.api_key).await;
+    let r = app
+        .get(
+            "/v1/send-accounts/smart-warmup/analytics?days=7",
+            &alpha.api_key,
+        )
+        .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     assert_eq!(r.body["generation_costs"]["total_emails_generated"], 0);
-    crate::smart_warmup::stats::refresh(&app.state, true).await.unwrap();
-    let r = app.get("/v1/send-accounts/smart-warmup/analytics?days=7", &alpha.api_key).await;
+    crate::smart_warmup::stats::refresh(&app.state, true)
+        .await
+        .unwrap();
+    let r = app
+        .get(
+            "/v1/send-accounts/smart-warmup/analytics?days=7",
+            &alpha.api_key,
+        )
+        .await;
     let alpha_sent = all.iter().filter(|m| m.from == a1 || m.from == a2).count() as i64;
-    assert_eq!(r.body["generation_costs"]["total_emails_generated"], alpha_sent);
+    assert_eq!(
+        r.body["generation_costs"]["total_emails_generated"],
+        alpha_sent
+    );
     let providers = r.body["provider_deliverability"].as_array().unwrap();
-    let to_beta = all.iter().filter(|m| (m.from == a1 || m.from == a2) && m.to[0] == b1).count() as i64;
+    let to_beta = all
+        .iter()
+        .filter(|m| (m.from == a1 || m.from == a2) && m.to[0] == b1)
+        .count() as i64;
     let other = providers.iter().find(|p| p["provider"] == "other").unwrap();
-    assert_eq!((other["sent"].as_i64(), other["delivered"].as_i64(), other["bounced"].as_i64()), (Some(to_beta), Some(to_beta), Some(0)));
-    let google = providers.iter().find(|p| p["provider"] == "google").unwrap();
+    assert_eq!(
+        (
+            other["sent"].as_i64(),
+            other["delivered"].as_i64(),
+            other["bounced"].as_i64()
+        ),
+        (Some(to_beta), Some(to_beta), Some(0))
+    );
+    let google = providers
+        .iter()
+        .find(|p| p["provider"] == "google")
+        .unwrap();
     assert_eq!(google["sent"].as_i64(), Some(alpha_sent - to_beta));
-    assert!(r.body["conversation_stats"]["total_conversations"].as_i64().unwrap() > 0);
+    assert!(
+        r.body["conversation_stats"]["total_conversations"]
+            .as_i64()
+            .unwrap()
+            > 0
+    );
     assert_eq!(r.body["subscription_health"]["active_subscriptions"], 0);
     assert_eq!(r.body["pool_stats"]["total_accounts"], 2);
-    let r = app.get("/v1/send-accounts/smart-warmup/analytics?provider=google", &beta.api_key).await;
+    let r = app
+        .get(
+            "/v1/send-accounts/smart-warmup/analytics?provider=google",
+            &beta.api_key,
+        )
+        .await;
     let beta_to_google = all.iter().filter(|m| m.from == b1).count() as i64;
-    assert_eq!(r.body["provider_deliverability"][0]["sent"].as_i64(), Some(beta_to_google));
-    assert_eq!(r.body["provider_deliverability"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        r.body["provider_deliverability"][0]["sent"].as_i64(),
+        Some(beta_to_google)
+    );
+    assert_eq!(
+        r.body["provider_deliverability"].as_array().unwrap().len(),
+        1
+    );
 }

@@ -6,9 +6,18 @@ use outreach_core::events::{self, EventType};
 use outreach_core::testing::stub::{Canned, Stub};
 use outreach_vendors::vendor_keys::catalogue::{self, Family};
 
-async fn post(app: &TestApp, key: &str, id: i64, action: &str) -> outreach_core::testing::TestResponse {
-    app.post(&format!("/v1/send-accounts/{id}/smart-warmup/{action}"), key, json!({}))
-        .await
+async fn post(
+    app: &TestApp,
+    key: &str,
+    id: i64,
+    action: &str,
+) -> outreach_core::testing::TestResponse {
+    app.post(
+        &format!("/v1/send-accounts/{id}/smart-warmup/{action}"),
+        key,
+        json!({}),
+    )
+    .await
 }
 
 async fn outbox(app: &TestApp, account_id: i64) -> Vec<Value> {
@@ -28,7 +37,15 @@ async fn transitions_answer_400_where_they_cannot_happen_and_404_across_tenants(
     let (alpha, beta) = two_tenants(&app).await;
     let free = app.account(Plan::Free).await;
     let smtp = CaptureServer::start(SMTP_PASSWORD).await;
-    let id = mailbox(&app, &alpha, &address("t", "alpha.test"), &smtp, IMAP_PASSWORD, 50).await;
+    let id = mailbox(
+        &app,
+        &alpha,
+        &address("t", "alpha.test"),
+        &smtp,
+        IMAP_PASSWORD,
+        50,
+    )
+    .await;
     let key = &alpha.api_key;
 
     assert_eq!(post(&app, &free.api_key, id, "start").await.status, 403);
@@ -36,48 +53,113 @@ async fn transitions_answer_400_where_they_cannot_happen_and_404_across_tenants(
         let r = post(&app, &beta.api_key, id, action).await;
         assert_eq!(r.status, 404, "{action}: {:?}", r.body);
     }
-    assert_eq!(app.get(&format!("/v1/send-accounts/{id}/smart-warmup/status"), &beta.api_key).await.status, 404);
+    assert_eq!(
+        app.get(
+            &format!("/v1/send-accounts/{id}/smart-warmup/status"),
+            &beta.api_key
+        )
+        .await
+        .status,
+        404
+    );
     let s = status(&app, &alpha, id).await;
-    assert_eq!((s["warmup_status"].clone(), s["persona"].clone()), (Value::Null, Value::Null));
+    assert_eq!(
+        (s["warmup_status"].clone(), s["persona"].clone()),
+        (Value::Null, Value::Null)
+    );
 
     let r = post(&app, key, id, "pause").await;
-    assert_eq!((r.status.as_u16(), r.detail()), (400, "Smart warmup is not active for this send account"));
+    assert_eq!(
+        (r.status.as_u16(), r.detail()),
+        (400, "Smart warmup is not active for this send account")
+    );
     let r = post(&app, key, id, "resume").await;
-    assert_eq!((r.status.as_u16(), r.detail()), (400, "Smart warmup was never started for this send account"));
+    assert_eq!(
+        (r.status.as_u16(), r.detail()),
+        (400, "Smart warmup was never started for this send account")
+    );
     assert_eq!(post(&app, key, id, "stop").await.status, 400);
 
     let r = post(&app, key, id, "start").await;
-    assert_eq!((r.body["warmup_status"].as_str(), r.body["status"].as_str()), (Some("active"), Some("warming")));
+    assert_eq!(
+        (r.body["warmup_status"].as_str(), r.body["status"].as_str()),
+        (Some("active"), Some("warming"))
+    );
     assert_eq!(post(&app, key, id, "start").await.status, 400);
     let s = status(&app, &alpha, id).await;
     assert_eq!(s["warmup_started_at"], "2026-11-21T12:00:00Z");
-    assert_eq!((s["current_daily_volume"].as_i64(), s["target_daily_volume"].as_i64()), (Some(2), Some(40)));
+    assert_eq!(
+        (
+            s["current_daily_volume"].as_i64(),
+            s["target_daily_volume"].as_i64()
+        ),
+        (Some(2), Some(40))
+    );
     assert_eq!(s["next_ramp_up_at"], "2026-11-22T00:00:00Z");
-    assert_eq!(s["subscriptions"], json!({"active": 0, "newsletters": 0, "engagement_rate": 0.0}));
+    assert_eq!(
+        s["subscriptions"],
+        json!({"active": 0, "newsletters": 0, "engagement_rate": 0.0})
+    );
 
     // Paused two days: the ramp stands still, then resumes where it was.
-    assert_eq!(post(&app, key, id, "pause").await.body["warmup_status"], "paused");
+    assert_eq!(
+        post(&app, key, id, "pause").await.body["warmup_status"],
+        "paused"
+    );
     assert_eq!(post(&app, key, id, "pause").await.status, 400);
     let account = app.get(&format!("/v1/send-accounts/{id}"), key).await;
-    assert_eq!((account.body["status"].as_str(), account.body["warmup_enabled"].as_bool()), (Some("warming"), Some(true)));
+    assert_eq!(
+        (
+            account.body["status"].as_str(),
+            account.body["warmup_enabled"].as_bool()
+        ),
+        (Some("warming"), Some(true))
+    );
     app.clock.advance(hours(48));
-    assert_eq!(post(&app, key, id, "resume").await.body["warmup_status"], "active");
+    assert_eq!(
+        post(&app, key, id, "resume").await.body["warmup_status"],
+        "active"
+    );
     assert_eq!(status(&app, &alpha, id).await["current_daily_volume"], 2);
     app.clock.advance(hours(24));
     assert_eq!(status(&app, &alpha, id).await["current_daily_volume"], 4);
 
     let r = post(&app, key, id, "stop").await;
-    assert_eq!((r.body["warmup_status"].clone(), r.body["status"].as_str()), (Value::Null, Some("active")));
+    assert_eq!(
+        (r.body["warmup_status"].clone(), r.body["status"].as_str()),
+        (Value::Null, Some("active"))
+    );
     let account = app.get(&format!("/v1/send-accounts/{id}"), key).await;
-    assert_eq!((account.body["status"].as_str(), account.body["warmup_enabled"].as_bool()), (Some("active"), Some(false)));
+    assert_eq!(
+        (
+            account.body["status"].as_str(),
+            account.body["warmup_enabled"].as_bool()
+        ),
+        (Some("active"), Some(false))
+    );
     assert_eq!(post(&app, key, id, "stop").await.status, 400);
 
     for days in ["0", "91", "x"] {
-        let r = app.get(&format!("/v1/send-accounts/smart-warmup/analytics?days={days}"), key).await;
+        let r = app
+            .get(
+                &format!("/v1/send-accounts/smart-warmup/analytics?days={days}"),
+                key,
+            )
+            .await;
         assert_eq!(r.status, 400, "days={days}");
     }
-    assert_eq!(app.get("/v1/send-accounts/smart-warmup/analytics?days=90", key).await.status, 200);
-    assert_eq!(app.get("/v1/send-accounts/warmup-pool/stats", &free.api_key).await.status, 403);
+    assert_eq!(
+        app.get("/v1/send-accounts/smart-warmup/analytics?days=90", key)
+            .await
+            .status,
+        200
+    );
+    assert_eq!(
+        app.get("/v1/send-accounts/warmup-pool/stats", &free.api_key)
+            .await
+            .status,
+        403
+    );
 }
 
 #[tokio::test]
@@ -98,13 +180,21 @@ async fn connecting_with_warmup_enabled_joins_the_pool_and_a_pool_of_one_sends_n
     assert_eq!(r.body["status"], "warming");
     let id: i64 = r.body["id"].as_str().unwrap().parse().unwrap();
     assert_eq!(status(&app, &alpha, id).await["warmup_status"], "active");
-    let stats = app.get("/v1/send-accounts/warmup-pool/stats", &alpha.api_key).await;
-    assert_eq!(stats.body["provider_distribution"], json!({"google": 100.0}));
+    let stats = app
+        .get("/v1/send-accounts/warmup-pool/stats", &alpha.api_key)
+        .await;
+    assert_eq!(
+        stats.body["provider_distribution"],
+        json!({"google": 100.0})
+    );
     for _ in 0..3 {
         round(&app).await;
         app.clock.advance(hours(1));
     }
-    assert!(smtp.messages().is_empty(), "a pool of one has nobody to write to");
+    assert!(
+        smtp.messages().is_empty(),
+        "a pool of one has nobody to write to"
+    );
 }
 
 #[tokio::test]
@@ -135,8 +225,14 @@ async fn a_hard_bounce_at_rcpt_or_in_a_report_pauses_the_member_and_tells_only_i
     assert_eq!(told.len(), 1);
     assert_eq!(told[0]["send_account_id"], id_gone.to_string());
     assert_eq!(told[0]["email"], gone);
-    assert!(outbox(&app, alpha.account_id).await.is_empty(), "the sender's owner is not told");
-    assert_eq!(status(&app, &alpha, id_sender).await["deliverability"]["bounce_rate"], 100.0);
+    assert!(
+        outbox(&app, alpha.account_id).await.is_empty(),
+        "the sender's owner is not told"
+    );
+    assert_eq!(
+        status(&app, &alpha, id_sender).await["deliverability"]["bounce_rate"],
+        100.0
+    );
 
     // A third member; a delivery report of pool mail to it arrives in the
     // sender's INBOX: a hard bounce pauses it too.
@@ -145,7 +241,11 @@ async fn a_hard_bounce_at_rcpt_or_in_a_report_pauses_the_member_and_tells_only_i
     join(&app, &beta, id_third).await;
     app.clock.advance(hours(24));
     round(&app).await;
-    let to_third: Vec<Captured> = smtp.messages().into_iter().filter(|m| m.to[0] == third).collect();
+    let to_third: Vec<Captured> = smtp
+        .messages()
+        .into_iter()
+        .filter(|m| m.to[0] == third)
+        .collect();
     assert!(!to_third.is_empty());
     let token = token_of(&to_third[0]);
     let dsn = format!(
@@ -161,11 +261,19 @@ async fn a_hard_bounce_at_rcpt_or_in_a_report_pauses_the_member_and_tells_only_i
     file(&sender, "INBOX", dsn.as_bytes()).await;
     app.clock.advance(hours(1));
     round(&app).await;
-    assert_eq!(status(&app, &beta, id_third).await["warmup_status"], "paused");
+    assert_eq!(
+        status(&app, &beta, id_third).await["warmup_status"],
+        "paused"
+    );
     assert_eq!(outbox(&app, beta.account_id).await.len(), 2);
     // The report is the warmup's, not the unified inbox's.
-    crate::inbox::collect::poll_now(&app.state, id_sender).await.unwrap();
-    assert_eq!(app.get("/v1/inbox/threads", &alpha.api_key).await.body["total"], 0);
+    crate::inbox::collect::poll_now(&app.state, id_sender)
+        .await
+        .unwrap();
+    assert_eq!(
+        app.get("/v1/inbox/threads", &alpha.api_key).await.body["total"],
+        0
+    );
 }
 
 #[tokio::test]
@@ -174,33 +282,77 @@ async fn a_wrong_imap_password_fails_the_member_after_three_tries_and_the_pool_g
     let app = app(&dns, |_| {}).await;
     let (alpha, beta) = two_tenants(&app).await;
     let smtp = CaptureServer::start(SMTP_PASSWORD).await;
-    let broken = mailbox(&app, &alpha, &address("broken", "alpha.test"), &smtp, "wrong-password", 50).await;
-    let a = mailbox(&app, &alpha, &address("a", "alpha.test"), &smtp, IMAP_PASSWORD, 50).await;
-    let b = mailbox(&app, &beta, &address("b", "beta.test"), &smtp, IMAP_PASSWORD, 50).await;
+    let broken = mailbox(
+        &app,
+        &alpha,
+        &address("broken", "alpha.test"),
+        &smtp,
+        "wrong-password",
+        50,
+    )
+    .await;
+    let a = mailbox(
+        &app,
+        &alpha,
+        &address("a", "alpha.test"),
+        &smtp,
+        IMAP_PASSWORD,
+        50,
+    )
+    .await;
+    let b = mailbox(
+        &app,
+        &beta,
+        &address("b", "beta.test"),
+        &smtp,
+        IMAP_PASSWORD,
+        50,
+    )
+    .await;
     for (owner, id) in [(&alpha, broken), (&alpha, a), (&beta, b)] {
         join(&app, owner, id).await;
     }
     let mut attempts = Vec::new();
     for _ in 0..3 {
         let before = app.state.clock.now_ms();
-        crate::smart_warmup::recipient::pass(&app.state).await.unwrap();
-        let next: i64 = scalar(&app, "SELECT next_scan_at FROM smart_warmup_members WHERE send_account_id = $1", broken).await;
+        crate::smart_warmup::recipient::pass(&app.state)
+            .await
+            .unwrap();
+        let next: i64 = scalar(
+            &app,
+            "SELECT next_scan_at FROM smart_warmup_members WHERE send_account_id = $1",
+            broken,
+        )
+        .await;
         attempts.push(next - before);
         app.clock.advance(std::time::Duration::from_secs(30));
     }
     assert_eq!(&attempts[..2], &[30_000, 30_000], "retried 30 s apart");
     let s = status(&app, &alpha, broken).await;
     assert_eq!(s["warmup_status"], "failed", "{s}");
-    assert!(s["last_error"].as_str().unwrap().contains("IMAP login failed"), "{s}");
-    let account = app.get(&format!("/v1/send-accounts/{broken}"), &alpha.api_key).await;
+    assert!(
+        s["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("IMAP login failed"),
+        "{s}"
+    );
+    let account = app
+        .get(&format!("/v1/send-accounts/{broken}"), &alpha.api_key)
+        .await;
     assert_eq!(account.body["status"], "error");
     // The other two go on with each other, never with the failed member.
-    crate::smart_warmup::exchange::pass(&app.state).await.unwrap();
+    crate::smart_warmup::exchange::pass(&app.state)
+        .await
+        .unwrap();
     let sent = smtp.messages();
     assert_eq!(sent.len(), 4);
     assert!(sent.iter().all(|m| !m.to[0].starts_with("broken")));
     // Resuming a failed member tries again from scratch.
-    assert_eq!(post(&app, &alpha.api_key, broken, "resume").await.body["warmup_status"], "active");
+    assert_eq!(
+        post(&app, &alpha.api_key, broken, "resume").await.body["warmup_status"],
+        "active"
+    );
 }
 
 #[tokio::test]
@@ -210,8 +362,24 @@ async fn messages_are_written_on_the_accounts_ai_key_and_share_the_daily_limit_w
     let app = app(&dns, |_| {}).await;
     let (alpha, beta) = two_tenants(&app).await;
     let smtp = CaptureServer::start(SMTP_PASSWORD).await;
-    let a = mailbox(&app, &alpha, &address("writer", "alpha.test"), &smtp, IMAP_PASSWORD, 10).await;
-    let b = mailbox(&app, &beta, &address("reader", "beta.test"), &smtp, IMAP_PASSWORD, 10).await;
+    let a = mailbox(
+        &app,
+        &alpha,
+        &address("writer", "alpha.test"),
+        &smtp,
+        IMAP_PASSWORD,
+        10,
+    )
+    .await;
+    let b = mailbox(
+        &app,
+        &beta,
+        &address("reader", "beta.test"),
+        &smtp,
+        IMAP_PASSWORD,
+        10,
+    )
+    .await;
     stub.set(
         "/llm/v1/chat/completions",
         Canned::json(200, json!({"model": "warm-model", "choices": [{"message": {"role": "assistant",
@@ -224,8 +392,12 @@ async fn messages_are_written_on_the_accounts_ai_key_and_share_the_daily_limit_w
         .unwrap()
         .provider;
     let k = app
-        .post("/v1/ai/providers", &alpha.api_key, json!({"provider": compatible, "api_key": "local-key-123",
-            "validation_model": "warm-model", "endpoint_url": stub.url("/llm")}))
+        .post(
+            "/v1/ai/providers",
+            &alpha.api_key,
+            json!({"provider": compatible, "api_key": "local-key-123",
+            "validation_model": "warm-model", "endpoint_url": stub.url("/llm")}),
+        )
         .await;
     assert_eq!(k.status, 201, "{:?}", k.body);
     join(&app, &alpha, a).await;
@@ -237,19 +409,47 @@ async fn messages_are_written_on_the_accounts_ai_key_and_share_the_daily_limit_w
         .execute(&app.state.db.pool)
         .await
         .unwrap();
-    crate::smart_warmup::exchange::pass(&app.state).await.unwrap();
-    let from_writer: Vec<Captured> = smtp.messages().into_iter().filter(|m| m.from.starts_with("writer")).collect();
-    assert_eq!(from_writer.len(), 1, "one send was left under the daily limit");
-    assert_eq!(scalar(&app, "SELECT emails_sent_today FROM send_accounts WHERE id = $1", a).await, 10);
+    crate::smart_warmup::exchange::pass(&app.state)
+        .await
+        .unwrap();
+    let from_writer: Vec<Captured> = smtp
+        .messages()
+        .into_iter()
+        .filter(|m| m.from.starts_with("writer"))
+        .collect();
+    assert_eq!(
+        from_writer.len(),
+        1,
+        "one send was left under the daily limit"
+    );
+    assert_eq!(
+        scalar(
+            &app,
+            "SELECT emails_sent_today FROM send_accounts WHERE id = $1",
+            a
+        )
+        .await,
+        10
+    );
     assert_eq!(from_writer[0].header("Subject").unwrap(), "Lunch on Friday");
     assert!(from_writer[0].data.contains("Are we still on for lunch"));
     // The reader has no AI key: the phrase bank wrote its two.
     assert_eq!(smtp.messages().len(), 3);
     let calls = scalar(&app, "SELECT COUNT(*) FROM vendor_calls WHERE account_id = $1 AND action_type = 'warmup_pool_generator' AND success = 1", alpha.account_id).await;
     assert!(calls >= 1);
-    crate::smart_warmup::stats::refresh(&app.state, true).await.unwrap();
-    let r = app.get("/v1/send-accounts/smart-warmup/analytics", &alpha.api_key).await;
+    crate::smart_warmup::stats::refresh(&app.state, true)
+        .await
+        .unwrap();
+    let r = app
+        .get("/v1/send-accounts/smart-warmup/analytics", &alpha.api_key)
+        .await;
     let costs = &r.body["generation_costs"];
-    assert_eq!((costs["total_emails_generated"].as_i64(), costs["ai_tokens_used"].as_i64()), (Some(1), Some(130)));
+    assert_eq!(
+        (
+            costs["total_emails_generated"].as_i64(),
+            costs["ai_tokens_used"].as_i64()
+        ),
+        (Some(1), Some(130))
+    );
     assert_eq!(costs["period_end"], "2026-11-21");
 }

@@ -38,7 +38,10 @@ pub async fn app(dns: &TestDns, adjust: impl FnOnce(&mut Config)) -> TestApp {
 
 /// A unique address at `domain` (each test its own Dovecot mailboxes).
 pub fn address(name: &str, domain: &str) -> String {
-    format!("{name}-{}@{domain}", &uuid::Uuid::new_v4().simple().to_string()[..10])
+    format!(
+        "{name}-{}@{domain}",
+        &uuid::Uuid::new_v4().simple().to_string()[..10]
+    )
 }
 
 /// A send account of `owner` sending through `smtp` and reading Dovecot,
@@ -92,14 +95,21 @@ pub async fn mailbox(
 /// Joins the pool through the API.
 pub async fn join(app: &TestApp, owner: &TestAccount, id: i64) {
     let r = app
-        .post(&format!("/v1/send-accounts/{id}/smart-warmup/start"), &owner.api_key, json!({}))
+        .post(
+            &format!("/v1/send-accounts/{id}/smart-warmup/start"),
+            &owner.api_key,
+            json!({}),
+        )
         .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
 }
 
 pub async fn status(app: &TestApp, owner: &TestAccount, id: i64) -> Value {
     let r = app
-        .get(&format!("/v1/send-accounts/{id}/smart-warmup/status"), &owner.api_key)
+        .get(
+            &format!("/v1/send-accounts/{id}/smart-warmup/status"),
+            &owner.api_key,
+        )
         .await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     r.body
@@ -112,7 +122,11 @@ pub async fn imap(user: &str) -> async_imap::Session<tokio::net::TcpStream> {
         .unwrap();
     let mut client = async_imap::Client::new(tcp);
     client.read_response().await.unwrap();
-    client.login(user, IMAP_PASSWORD).await.map_err(|(e, _)| e).unwrap()
+    client
+        .login(user, IMAP_PASSWORD)
+        .await
+        .map_err(|(e, _)| e)
+        .unwrap()
 }
 
 /// Creates `folder` in `user`'s mailbox.
@@ -229,5 +243,8 @@ pub fn per_sender(messages: &[Captured]) -> HashMap<String, usize> {
 }
 
 pub async fn two_tenants(app: &TestApp) -> (TestAccount, TestAccount) {
-    (app.account(Plan::Pro).await, app.account(Plan::Starter).await)
+    (
+        app.account(Plan::Pro).await,
+        app.account(Plan::Starter).await,
+    )
 }
