@@ -76,7 +76,7 @@ pub async fn ingest(
     let key = message_key(&parsed, raw);
     let mut conn = state.db.pool.acquire().await?;
     let tokens = crate::smart_warmup::writing::tokens_in(raw);
-    if crate::smart_warmup::store::any_token_known(&mut conn, state.db.backend, &tokens).await? {
+    if crate::smart_warmup::messages::any_token_known(&mut conn, state.db.backend, &tokens).await? {
         return Ok(Ingested::WarmupMail);
     }
     if exists(&mut conn, mailbox.account_id, &key).await? {

@@ -18,9 +18,10 @@ use lettre::transport::smtp::client::AsyncSmtpConnection;
 use rand::Rng;
 use serde_json::json;
 
+use super::messages::{self, NewMessage, PoolMessage};
 use super::ramp::offset;
 use super::service::{finish, pause_in, plan};
-use super::store::{self, Member, NewMessage, Peer, PoolMessage, Protocol, Side};
+use super::store::{self, Member, Peer, Protocol, Side};
 use super::writing::{self, Draft, Envelope, Parent};
 use super::{MAX_PAIR_THREADS_PER_WEEK, SmartWarmup};
 use crate::mail::{MailError, connect_smtp};
@@ -125,12 +126,12 @@ async fn send_for(state: &AppState, m: &Member, peers: &[Peer]) -> anyhow::Resul
         return Ok((0, next));
     }
     let mut work: Vec<Outgoing> = Vec::new();
-    for r in store::due_replies(&state.db, m.send_account_id, now, budget).await? {
+    for r in messages::due_replies(&state.db, m.send_account_id, now, budget).await? {
         work.push(Outgoing::Reply(r));
     }
     let threads = budget - work.len() as i64;
     if threads > 0 {
-        let mut counts = store::pair_counts(&state.db, m.send_account_id, now - WEEK_MS).await?;
+        let mut counts = messages::pair_counts(&state.db, m.send_account_id, now - WEEK_MS).await?;
         for _ in 0..threads {
             let Some(peer) = partner(m, peers, &counts) else {
                 break;
@@ -263,7 +264,7 @@ async fn send_one(
                 None => {
                     // The other side left, paused or failed: no answer.
                     let mut c = state.db.pool.acquire().await?;
-                    store::mark_replied(&mut c, parent.id, None).await?;
+                    messages::mark_replied(&mut c, parent.id, None).await?;
                     return Ok(Step::Skipped);
                 }
             }
@@ -305,7 +306,7 @@ async fn send_one(
         };
         let body = writing::body_as_sent(&d, &token, parent_view.as_ref());
         let mut tx = state.db.pool.begin().await?;
-        if !store::take_send(&mut tx, m.send_account_id, today(state)).await? {
+        if !messages::take_send(&mut tx, m.send_account_id, today(state)).await? {
             // The account's daily limit is reached: nothing more today.
             return Ok(Step::Stop);
         }
@@ -328,12 +329,12 @@ async fn send_one(
             day,
             now,
         };
-        let Some(id) = store::insert_message(&mut tx, &new).await? else {
+        let Some(id) = messages::insert_message(&mut tx, &new).await? else {
             continue;
         };
-        store::count_send(&mut tx, m.send_account_id, day, 1).await?;
+        messages::count_send(&mut tx, m.send_account_id, day, 1).await?;
         if let Some(p) = parent {
-            store::mark_replied(&mut tx, p.id, Some(now)).await?;
+            messages::mark_replied(&mut tx, p.id, Some(now)).await?;
         }
         tx.commit().await?;
         written = Some((id, d, body));
@@ -379,11 +380,11 @@ async fn record_outcome(
     let mut tx = state.db.pool.begin().await?;
     let step = match &result {
         SmtpResult::Delivered => {
-            store::finish_message(&mut tx, id, "sent", None).await?;
+            messages::finish_message(&mut tx, id, "sent", None).await?;
             Step::Sent
         }
         SmtpResult::Bounced(reason) => {
-            store::finish_message(&mut tx, id, "bounced", Some(reason)).await?;
+            messages::finish_message(&mut tx, id, "bounced", Some(reason)).await?;
             member_bounced(
                 &mut tx,
                 peer.send_account_id,
@@ -396,8 +397,8 @@ async fn record_outcome(
             Step::Bounced
         }
         SmtpResult::Deferred(reason) | SmtpResult::AccountFailed(reason) => {
-            store::finish_message(&mut tx, id, "failed", Some(reason)).await?;
-            store::count_send(&mut tx, m.send_account_id, day, -1).await?;
+            messages::finish_message(&mut tx, id, "failed", Some(reason)).await?;
+            messages::count_send(&mut tx, m.send_account_id, day, -1).await?;
             crate::sender::store::reserve_mailbox(&mut tx, m.send_account_id, -1, today(state))
                 .await?;
             sqlx::query("UPDATE smart_warmup_messages SET replied_at = NULL WHERE message_id = (SELECT parent_message_id FROM smart_warmup_messages WHERE id = $1) AND recipient_id = $2")

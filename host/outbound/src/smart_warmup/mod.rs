@@ -17,6 +17,8 @@
 //! - **Writing** (`writing.rs`, `phrases.rs`): personas, the
 //!   `warmup_pool_generator` action on the account's AI key, else the
 //!   phrase bank; the marker header and the body token.
+//! - **Storage**: `store.rs` (members, leases), `messages.rs` (pool
+//!   messages, the daily-limit send each takes).
 //! - **The exchange** (`exchange.rs`): sends what each member's slots allow,
 //!   answers first, new threads to the least-used partners (at most
 //!   [`MAX_PAIR_THREADS_PER_WEEK`] a week per pair), within the account's
@@ -32,6 +34,7 @@
 //! out any message carrying a pool token (`inbox/ingest.rs`).
 
 pub mod exchange;
+pub mod messages;
 pub mod phrases;
 pub mod ramp;
 pub mod recipient;

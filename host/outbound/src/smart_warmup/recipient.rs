@@ -26,7 +26,8 @@ use futures::TryStreamExt;
 
 use super::SmartWarmup;
 use super::exchange::{login_failed, member_bounced, tick_ms};
-use super::store::{self, Member, PoolMessage, Protocol, Side};
+use super::messages::{self, PoolMessage};
+use super::store::{self, Member, Protocol, Side};
 use super::writing::{chance, tokens_in};
 use crate::inbox::collect::{MAX_FETCH_BYTES, imap_date};
 use crate::mail::{ImapSession, imap_failure, open_session};
@@ -313,7 +314,7 @@ async fn fetch(
         .iter()
         .flat_map(|(_, t, _)| t.iter().cloned())
         .collect();
-    let known: HashMap<String, PoolMessage> = store::by_tokens(&state.db, &all)
+    let known: HashMap<String, PoolMessage> = messages::by_tokens(&state.db, &all)
         .await?
         .into_iter()
         .map(|p| (p.token.clone(), p))
@@ -370,7 +371,7 @@ async fn rescue(
     let mut conn = state.db.pool.acquire().await?;
     for s in mine {
         let p = s.mine.as_ref().expect("mine");
-        store::record_found(&mut conn, p.id, "spam", now, false, false, None).await?;
+        messages::record_found(&mut conn, p.id, "spam", now, false, false, None).await?;
     }
     drop(conn);
     let set = uid_set(mine);
@@ -427,7 +428,7 @@ async fn engage(
             let (lo, hi) = REPLY_DELAY_MS;
             now + lo + ((hi - lo) as f64 * chance(&p.token, "delay")) as i64
         });
-        store::record_found(
+        messages::record_found(
             &mut conn, p.id, "inbox", now, is_read, is_flagged, reply_due,
         )
         .await?;
