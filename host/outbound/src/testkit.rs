@@ -18,7 +18,7 @@ pub async fn insert_send_account(app: &TestApp, account_id: i64, email: &str) ->
 }
 
 /// A plain-SMTP, verified, active send account on loopback.
-fn send_account_row(app: &TestApp, account_id: i64, email: &str) -> SendAccountRow {
+pub fn send_account_row(app: &TestApp, account_id: i64, email: &str) -> SendAccountRow {
     let now = app.state.clock.now_ms();
     SendAccountRow {
         id: 0,

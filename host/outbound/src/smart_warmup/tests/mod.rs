@@ -13,7 +13,7 @@ use std::time::Duration;
 use futures::TryStreamExt;
 use serde_json::{Value, json};
 
-use crate::send_accounts::store::{self, SendAccountRow};
+use crate::send_accounts::store;
 use outreach_core::accounts::Plan;
 use outreach_core::config::Config;
 use outreach_core::smtp_capture::{CaptureServer, Captured};
@@ -54,32 +54,11 @@ pub async fn mailbox(
     imap_password: &str,
     daily_send_limit: i64,
 ) -> i64 {
-    let now = app.state.clock.now_ms();
-    let row = SendAccountRow {
-        id: 0,
-        account_id: owner.account_id,
-        email: email.to_owned(),
-        display_name: None,
-        provider: "smtp".into(),
-        status: "active".into(),
-        warmup_enabled: false,
-        warmup_progress_pct: 0.0,
-        daily_send_limit,
-        emails_sent_today: 0,
-        sent_day: 0,
-        smtp_host: "127.0.0.1".into(),
-        smtp_port: smtp.port as i64,
-        smtp_encryption: "none".into(),
-        imap_host: "127.0.0.1".into(),
-        imap_port: mail_peers::IMAP_PORT as i64,
-        credentials: String::new(),
-        smtp_verified: true,
-        imap_verified: true,
-        connected_at: now,
-        last_activity_at: None,
-        created_at: now,
-        updated_at: now,
-    };
+    let mut row = crate::testkit::send_account_row(app, owner.account_id, email);
+    row.display_name = None;
+    row.daily_send_limit = daily_send_limit;
+    row.smtp_port = smtp.port as i64;
+    row.imap_port = mail_peers::IMAP_PORT as i64;
     let creds = json!({"smtp_username": email, "smtp_password": SMTP_PASSWORD,
         "imap_username": email, "imap_password": imap_password})
     .to_string();
