@@ -291,6 +291,15 @@ impl Deployment {
         }
     }
 
+    /// A connection to [`Deployment::database_url`], as the servers use it.
+    pub async fn db(&self) -> sqlx::AnyConnection {
+        use sqlx::Connection;
+        sqlx::any::install_default_drivers();
+        sqlx::AnyConnection::connect(&self.database_url())
+            .await
+            .unwrap()
+    }
+
     /// The folder the harness points `OUTREACH_DATA_DIR` at.
     pub fn outreach_data_dir(&self) -> PathBuf {
         self.dir.path().join("data")

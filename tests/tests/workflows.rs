@@ -119,18 +119,9 @@ async fn trigger(server: &Server, token: &str, n: i64) -> i64 {
 /// Queues `count` runs of workflow `id` at once, as the incoming webhook
 /// would (numbered in `trigger_data.n`), in one transaction, so the kill
 /// lands while most are still queued.
-/// A connection to the deployment's database, as the servers use it.
-async fn db(deployment: &Deployment) -> sqlx::AnyConnection {
-    use sqlx::Connection;
-    sqlx::any::install_default_drivers();
-    sqlx::AnyConnection::connect(&deployment.database_url())
-        .await
-        .unwrap()
-}
-
 async fn queue_runs(deployment: &Deployment, account_id: i64, id: i64, count: i64) {
     use sqlx::Connection;
-    let mut conn = db(deployment).await;
+    let mut conn = deployment.db().await;
     let mut tx = conn.begin().await.unwrap();
     for n in 0..count {
         let checkpoint = json!({"input": [format!("d{n}.example")]});
@@ -184,7 +175,7 @@ async fn finished(
     key: &str,
     id: i64,
 ) -> HashMap<String, usize> {
-    let mut conn = db(deployment).await;
+    let mut conn = deployment.db().await;
     let deadline = Instant::now() + Duration::from_secs(90);
     while Instant::now() < deadline {
         let left: i64 = sqlx::query_scalar(

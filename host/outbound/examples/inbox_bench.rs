@@ -17,7 +17,8 @@ use outreach_core::accounts::Plan;
 use outreach_core::testing::TestApp;
 use outreach_outbound::inbox::Inbox;
 use outreach_outbound::inbox::classify::classify_due;
-use outreach_outbound::inbox::ingest::{Ingested, Mailbox, ingest};
+use outreach_outbound::inbox::collect::FETCH_BATCH;
+use outreach_outbound::inbox::ingest::{Ingested, Mailbox, ingest_batch};
 use outreach_outbound::send_accounts::store::{self as send_accounts, SendAccountRow};
 
 /// Replies measured; `INBOX_BENCH_REPLIES` sets another count (for profiling).
@@ -206,12 +207,16 @@ async fn main() {
     };
     let started = Instant::now();
     let mut stored = 0;
-    for raw in &raws {
-        if let Ingested::Stored { .. } = ingest(&app.state, &inbox.spoof, &mailbox, raw)
+    // In the poller's fetch batches, each stored in one transaction.
+    for batch in raws.chunks(FETCH_BATCH) {
+        let batch: Vec<&[u8]> = batch.iter().map(Vec::as_slice).collect();
+        for outcome in ingest_batch(&app.state, &inbox.spoof, &mailbox, &batch, None)
             .await
             .unwrap()
         {
-            stored += 1;
+            if let Ingested::Stored { .. } = outcome {
+                stored += 1;
+            }
         }
     }
     let ingest_time = started.elapsed();

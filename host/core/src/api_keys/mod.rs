@@ -3,6 +3,7 @@
 //! optional IP/CIDR and endpoint-group restrictions. Reseller client keys are
 //! `<prefix>_r_<client_id>_<random>` and count against the client's quota.
 
+pub mod cache;
 pub mod format;
 pub mod service;
 pub mod store;

@@ -9,6 +9,9 @@ use sqlx::Row;
 use subtle_eq::ct_eq;
 use utoipa::ToSchema;
 
+use sha2::{Digest, Sha256};
+
+use super::cache::{KeyDigest, VerificationCache};
 use super::{format, store};
 use crate::accounts::plans::Plan;
 use crate::error::{ApiError, ApiResult};
@@ -127,7 +130,7 @@ pub struct ApiKeyService {
     prefix: String,
     /// Verified keys by hash of the presented key, negative answers included,
     /// so a flood of bad keys does not reach the database either.
-    cache: moka::sync::Cache<String, Option<Arc<VerifiedKey>>>,
+    cache: Arc<VerificationCache>,
 }
 
 impl std::fmt::Debug for ApiKeyService {
@@ -148,10 +151,7 @@ impl ApiKeyService {
             db,
             clock,
             prefix: prefix.to_string(),
-            cache: moka::sync::Cache::builder()
-                .max_capacity(100_000)
-                .time_to_live(CACHE_TTL)
-                .build(),
+            cache: Arc::new(VerificationCache::new(100_000, CACHE_TTL)),
         }
     }
 
@@ -236,16 +236,18 @@ impl ApiKeyService {
         let Some(parsed) = format::parse(&self.prefix, presented) else {
             return Ok(None);
         };
-        let hash = format::hash(presented);
-        if let Some(hit) = self.cache.get(&hash) {
+        let digest: KeyDigest = Sha256::digest(presented.as_bytes()).into();
+        if let Some(hit) = self.cache.get(&digest) {
             return Ok(hit);
         }
+        let generation = self.cache.generation();
+        let hash = hex::encode(digest);
         let verified = match store::find_for_auth(&self.db, parsed.lookup).await? {
             Some(row) => verified_from_row(&row, &hash, parsed.reseller_client_id)?,
             None => None,
         };
         let verified = verified.map(Arc::new);
-        self.cache.insert(hash, verified.clone());
+        self.cache.insert(digest, verified.clone(), generation);
         Ok(verified)
     }
 }

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use axum::extract::{FromRequestParts, MatchedPath, Request, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -184,17 +184,21 @@ async fn admit(
     }
 }
 
+static RATE_LIMIT: HeaderName = HeaderName::from_static("x-ratelimit-limit");
+static RATE_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
+static RATE_RESET: HeaderName = HeaderName::from_static("x-ratelimit-reset");
+static QUOTA_PCT: HeaderName = HeaderName::from_static("x-quota-pct");
+
 fn rate_headers(headers: &mut HeaderMap, d: Option<&Decision>, quota_pct: Option<u64>) {
-    let num = |n: u64| HeaderValue::from_str(&n.to_string()).unwrap();
     // A handler that refused on a limit of its own (a daily cap) has set
     // these already; they describe the refusal, so they stay.
-    if let Some(d) = d.filter(|_| !headers.contains_key("x-ratelimit-limit")) {
-        headers.insert("x-ratelimit-limit", num(d.limit as u64));
-        headers.insert("x-ratelimit-remaining", num(d.remaining as u64));
-        headers.insert("x-ratelimit-reset", num((d.reset_at_ms / 1000) as u64));
+    if let Some(d) = d.filter(|_| !headers.contains_key(&RATE_LIMIT)) {
+        headers.insert(RATE_LIMIT.clone(), HeaderValue::from(d.limit));
+        headers.insert(RATE_REMAINING.clone(), HeaderValue::from(d.remaining));
+        headers.insert(RATE_RESET.clone(), HeaderValue::from(d.reset_at_ms / 1000));
     }
     if let Some(pct) = quota_pct {
-        headers.insert("x-quota-pct", num(pct));
+        headers.insert(QUOTA_PCT.clone(), HeaderValue::from(pct));
     }
 }
 

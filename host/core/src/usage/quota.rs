@@ -26,6 +26,18 @@ struct Counter {
     used: u64,
 }
 
+impl Counter {
+    /// Counts one request: the count after it, or `None` when the quota is
+    /// used up.
+    fn take(&mut self, quota: u64) -> Option<u64> {
+        if self.used >= quota {
+            return None;
+        }
+        self.used += 1;
+        Some(self.used)
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct QuotaCounters {
     counters: Mutex<HashMap<QuotaSubject, Counter>>,
@@ -97,34 +109,27 @@ impl QuotaCounters {
         quota: u64,
         period_start: i64,
     ) -> ApiResult<Option<u64>> {
-        if !self.is_current(subject, period_start) {
-            let used = store::billable_since(&state.db, subject, period_start).await? as u64;
-            self.counters
-                .lock()
-                .unwrap()
-                .entry(subject)
-                .and_modify(|c| {
-                    if c.period_start != period_start {
-                        *c = Counter { period_start, used };
-                    }
-                })
-                .or_insert(Counter { period_start, used });
+        {
+            // The common case, one lock: the counter of this period exists.
+            let mut counters = self.counters.lock().unwrap();
+            if let Some(counter) = counters
+                .get_mut(&subject)
+                .filter(|c| c.period_start == period_start)
+            {
+                return Ok(counter.take(quota));
+            }
         }
+        let used = store::billable_since(&state.db, subject, period_start).await? as u64;
         let mut counters = self.counters.lock().unwrap();
-        let counter = counters.get_mut(&subject).expect("seeded above");
-        if counter.used >= quota {
-            return Ok(None);
-        }
-        counter.used += 1;
-        Ok(Some(counter.used))
-    }
-
-    fn is_current(&self, subject: QuotaSubject, period_start: i64) -> bool {
-        self.counters
-            .lock()
-            .unwrap()
-            .get(&subject)
-            .is_some_and(|c| c.period_start == period_start)
+        let counter = counters
+            .entry(subject)
+            .and_modify(|c| {
+                if c.period_start != period_start {
+                    *c = Counter { period_start, used };
+                }
+            })
+            .or_insert(Counter { period_start, used });
+        Ok(counter.take(quota))
     }
 
     /// Requests counted this period: the shared row on PostgreSQL, this

@@ -1,6 +1,9 @@
 //! The classification worker: labels new replies (and those reclassify
-//! cleared) through the reply-classifier plugins, then applies each reply's
-//! effects once (`effects.rs`), in one transaction per reply.
+//! cleared) through the reply-classifier plugins, then stores the verdicts
+//! of a pass and applies each reply's effects once (`effects.rs`), events
+//! included, in one transaction per pass: a crash before its commit leaves
+//! every reply of the pass unclassified, to be claimed again when its lease
+//! runs out.
 //!
 //! Which classifier: bounces, complaints and auto-replies always go to the
 //! rules classifier (their structure decides, and an LLM would only cost
@@ -17,7 +20,7 @@
 //! Replies suspected of spoofing are never claimed: their classification
 //! is deferred, so they cannot move an enrollment.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,7 +29,7 @@ use tracing::Instrument;
 
 use super::effects::{self, Classified};
 use outreach_core::state::AppState;
-use outreach_core::store::Backend;
+use outreach_core::store::{Backend, placeholder_list};
 use outreach_mail_analysis::rules;
 use outreach_plugin_runtime::{AiBridge, ReplyInput};
 use outreach_vendors::vendor_keys::catalogue::Family;
@@ -83,20 +86,28 @@ struct Pending {
 pub async fn classify_due(state: &AppState, owner: &str) -> sqlx::Result<usize> {
     let now = state.clock.now_ms();
     let pending = claim(state, owner, now).await?;
-    let mut inputs = Vec::with_capacity(pending.len());
-    for p in &pending {
-        let original = original_subject(state, p.effects.sequence_message_id).await?;
-        inputs.push(ReplyInput {
+    if pending.is_empty() {
+        return Ok(0);
+    }
+    let messages: Vec<i64> = pending
+        .iter()
+        .filter_map(|p| p.effects.sequence_message_id)
+        .collect();
+    let subjects = original_subjects(state, &messages).await?;
+    let inputs: Vec<ReplyInput> = pending
+        .iter()
+        .map(|p| ReplyInput {
             headers: p.headers.clone(),
             subject: p.subject.clone(),
             text: p.body_text.clone(),
-            original_subject: original,
-        });
-    }
+            original_subject: p
+                .effects
+                .sequence_message_id
+                .and_then(|m| subjects.get(&m).cloned().flatten()),
+        })
+        .collect();
     let verdicts = classify_all(state, &pending, &inputs).await;
-    for (p, verdict) in pending.iter().zip(&verdicts) {
-        save(state, owner, p, verdict).await?;
-    }
+    save_all(state, owner, &pending, &verdicts).await?;
     Ok(pending.len())
 }
 
@@ -158,16 +169,28 @@ async fn claim(state: &AppState, owner: &str, now: i64) -> sqlx::Result<Vec<Pend
     Ok(out)
 }
 
-async fn original_subject(state: &AppState, message: Option<i64>) -> sqlx::Result<Option<String>> {
-    let Some(message) = message else {
-        return Ok(None);
-    };
-    let subject: Option<Option<String>> =
-        sqlx::query_scalar("SELECT subject FROM sequence_messages WHERE id = $1")
-            .bind(message)
-            .fetch_optional(&state.db.pool)
-            .await?;
-    Ok(subject.flatten())
+/// The subjects of the sequence messages `ids`, by id.
+async fn original_subjects(
+    state: &AppState,
+    ids: &[i64],
+) -> sqlx::Result<HashMap<i64, Option<String>>> {
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let backend = state.db.backend;
+    let sql = format!(
+        "SELECT id, subject FROM sequence_messages WHERE id IN ({})",
+        placeholder_list(backend, 1, ids.len())
+    );
+    let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
+    for id in ids {
+        q = q.bind(*id);
+    }
+    q.fetch_all(&state.db.pool)
+        .await?
+        .iter()
+        .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+        .collect()
 }
 
 /// A label with where it came from.
@@ -325,11 +348,38 @@ async fn has_ai_key(state: &AppState, account_id: i64) -> bool {
     state.vendors().chain(account_id, Family::Ai).await.is_ok()
 }
 
-/// Stores the verdict and, the first time, applies the effects; then the
-/// thread shows its latest classified reply's label.
-async fn save(state: &AppState, owner: &str, p: &Pending, v: &Verdict) -> sqlx::Result<()> {
+/// Stores the verdicts of a pass in one transaction: each reply's label
+/// and, the first time, its effects; then each thread touched shows its
+/// latest classified reply's label.
+async fn save_all(
+    state: &AppState,
+    owner: &str,
+    pending: &[Pending],
+    verdicts: &[Verdict],
+) -> sqlx::Result<()> {
     let now = state.clock.now_ms();
     let mut tx = state.db.pool.begin().await?;
+    let mut threads = BTreeSet::new();
+    for (p, v) in pending.iter().zip(verdicts) {
+        if save(&mut tx, owner, p, v, now).await? {
+            threads.insert(p.thread_row_id);
+        }
+    }
+    for thread_row_id in threads {
+        refresh_thread(&mut tx, thread_row_id, now).await?;
+    }
+    tx.commit().await
+}
+
+/// Stores one verdict and, the first time, applies the reply's effects;
+/// false when the reply's lease ran out and another worker took it.
+async fn save(
+    conn: &mut AnyConnection,
+    owner: &str,
+    p: &Pending,
+    v: &Verdict,
+    now: i64,
+) -> sqlx::Result<bool> {
     let saved = sqlx::query(
         "UPDATE inbox_replies SET classification_label = $1, classification_confidence = $2,
              classification_model = $3, classification_provider = $4, classified_at = $5,
@@ -344,19 +394,17 @@ async fn save(state: &AppState, owner: &str, p: &Pending, v: &Verdict) -> sqlx::
     .bind(now)
     .bind(p.id)
     .bind(owner)
-    .execute(&mut *tx)
+    .execute(&mut *conn)
     .await?;
     if saved.rows_affected() == 0 {
-        // The lease ran out and another worker took the reply.
-        return Ok(());
+        return Ok(false);
     }
     if !p.effects_applied {
         let mut reply = p.effects.clone();
         reply.label = p.override_label.clone().unwrap_or_else(|| v.label.clone());
-        effects::apply(&mut tx, &reply, now).await?;
+        effects::apply(conn, &reply, now).await?;
     }
-    refresh_thread(&mut tx, p.thread_row_id, now).await?;
-    tx.commit().await
+    Ok(true)
 }
 
 /// The thread's `last_classification`: its latest classified reply's label

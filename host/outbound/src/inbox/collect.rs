@@ -7,8 +7,9 @@
 //!    the server renumbered the mailbox) search the messages that arrived
 //!    since the week before the account was connected, else the UIDs above
 //!    the last one handled; fetch them in batches (the first
-//!    [`MAX_FETCH_BYTES`] of each), hand each to `ingest`, save progress
-//!    after each batch;
+//!    [`MAX_FETCH_BYTES`] of each), hand each batch to `ingest_batch`,
+//!    which stores its replies and the progress past them in one
+//!    transaction;
 //! 3. when the server offers IDLE, wait in IDLE for new mail (up to the poll
 //!    interval, renewing the lease) and go back to 2 on the same
 //!    connection; otherwise release the mailbox until the next interval.
@@ -16,7 +17,7 @@
 //! A failed poll backs off: the interval doubles with each consecutive
 //! failure, up to an hour, and the server's words are kept on the account.
 //! A message that cannot be parsed is stored as far as it parses; only a
-//! database error stops a poll (and its progress is not saved past it).
+//! database error stops a poll, and then its batch is fetched again.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,7 +26,7 @@ use futures::TryStreamExt;
 use tokio::sync::Semaphore;
 use tracing::Instrument;
 
-use super::ingest::{Ingested, Mailbox, ingest};
+use super::ingest::{Ingested, Mailbox, Progress, ingest_batch};
 use super::reply_store::{self as store, LeasedMailbox};
 use super::spoofing::SpoofCheck;
 use crate::mail::{ImapSession, imap_failure, open_session};
@@ -33,7 +34,7 @@ use crate::send_accounts::service::connection;
 use outreach_core::state::AppState;
 
 /// Messages fetched per `UID FETCH`.
-const FETCH_BATCH: usize = 50;
+pub const FETCH_BATCH: usize = 50;
 
 /// Bytes of one message fetched at most (a partial fetch); the parser keeps
 /// no more than this anyway.
@@ -261,32 +262,35 @@ pub(crate) async fn poll(
             .filter_map(|f| Some((f.uid?, f.body().unwrap_or_default())))
             .collect();
         messages.sort_by_key(|(uid, _)| *uid);
-        for (uid, raw) in messages {
-            match ingest(state, &inbox.spoof, &target, raw).await {
-                Ok(Ingested::Stored { reply_id, .. }) => {
-                    tracing::info!(uid, reply_id, "reply collected");
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    // Progress stops before this message; the next poll
-                    // fetches it again.
-                    store::save_progress(&state.db, m.send_account_id, validity, last)
-                        .await
-                        .ok();
-                    return Err(format!("storing a reply failed: {e}"));
-                }
+        let raws: Vec<&[u8]> = messages.iter().map(|(_, raw)| *raw).collect();
+        // The batch's UIDs are all handled once it is stored, those the
+        // server no longer had included.
+        let reached = batch.iter().map(|u| i64::from(*u)).fold(last, i64::max);
+        let progress = Progress {
+            uidvalidity: validity,
+            last_uid: reached,
+        };
+        // A failed batch stores nothing and saves no progress: the next
+        // poll fetches it again.
+        let outcomes = ingest_batch(
+            state,
+            &inbox.spoof,
+            &target,
+            &raws,
+            Some((m.send_account_id, progress)),
+        )
+        .await
+        .map_err(|e| format!("storing a reply failed: {e}"))?;
+        for ((uid, _), outcome) in messages.iter().zip(outcomes) {
+            if let Ingested::Stored { reply_id, .. } = outcome {
+                tracing::info!(uid, reply_id, "reply collected");
             }
-            last = last.max(i64::from(uid));
         }
-        if let Some(max) = batch.iter().max() {
-            last = last.max(i64::from(*max));
-        }
-        store::save_progress(&state.db, m.send_account_id, validity, last)
-            .await
-            .map_err(|e| e.to_string())?;
+        last = reached;
     }
     if uids.is_empty() {
-        store::save_progress(&state.db, m.send_account_id, validity, last)
+        let mut conn = state.db.pool.acquire().await.map_err(|e| e.to_string())?;
+        store::save_progress(&mut conn, m.send_account_id, validity, last)
             .await
             .map_err(|e| e.to_string())?;
     }

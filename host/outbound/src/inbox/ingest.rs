@@ -17,7 +17,10 @@
 //! message's token, which bounce reports of pool mail quote too) is left to
 //! the warmup.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
+
+use futures::StreamExt;
 
 use regex::bytes::Regex;
 use sha2::{Digest, Sha256};
@@ -61,69 +64,209 @@ pub struct Match {
     pub domain: String,
 }
 
-/// Parses, matches, checks and stores `raw`. Parsing never fails (a broken
-/// message is stored as far as it parses); only a database error is an
-/// error, and then nothing of the message was written.
+/// Where a poll got to in its mailbox, saved in the transaction of the
+/// batch it covers: the batch's replies and the progress past them commit
+/// together, so a crash leaves either both or neither (and then the batch is
+/// fetched again, its stored replies found by their message keys).
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    pub uidvalidity: i64,
+    pub last_uid: i64,
+}
+
+/// Parses, matches, checks and stores `raw`: [`ingest_batch`] of one message.
 pub async fn ingest(
     state: &AppState,
     spoof: &SpoofCheck,
     mailbox: &Mailbox,
     raw: &[u8],
 ) -> sqlx::Result<Ingested> {
-    let raw = &raw[..raw.len().min(analysis::MAX_RAW_BYTES)];
-    let parsed = analysis::parse(raw);
-    let inspection = analysis::inspect(raw, &parsed);
-    let key = message_key(&parsed, raw);
-    let mut conn = state.db.pool.acquire().await?;
-    let tokens = crate::smart_warmup::writing::tokens_in(raw);
-    if crate::smart_warmup::messages::any_token_known(&mut conn, state.db.backend, &tokens).await? {
-        return Ok(Ingested::WarmupMail);
-    }
-    if exists(&mut conn, mailbox.account_id, &key).await? {
-        return Ok(Ingested::Duplicate);
-    }
-    let found = find_match(
-        &mut conn,
-        state.db.backend,
-        mailbox.account_id,
-        &parsed,
-        &inspection,
-        raw,
-    )
-    .await?;
-    let sender = parsed.from_email.clone().unwrap_or_default();
-    let (found, thread) = match found {
-        Some(m) => {
-            let thread = thread_of(&m, &parsed, &inspection, &sender);
-            (Some(m), thread)
-        }
-        None => {
-            let thread = ThreadKey::of(&sender, &parsed.subject);
-            match thread_match(&mut conn, mailbox.account_id, &thread.thread_id).await? {
-                Some(m) => (Some(m), thread),
-                None => return Ok(Ingested::Unmatched),
+    let mut outcomes = ingest_batch(state, spoof, mailbox, &[raw], None).await?;
+    Ok(outcomes.pop().expect("one outcome per message"))
+}
+
+/// Spoofing checks of a batch run at once (each may wait on DNS).
+const CHECKS_AT_ONCE: usize = 8;
+
+/// How often a batch is written again after another mailbox's poll stored
+/// one of its messages first; each retry knows one more duplicate.
+const MAX_STORE_ATTEMPTS: usize = 5;
+
+/// One fetched message, parsed.
+struct Fetched<'a> {
+    raw: &'a [u8],
+    parsed: Parsed,
+    inspection: Inspection,
+    key: String,
+}
+
+/// A message of the batch that answers one of ours.
+struct Matched {
+    index: usize,
+    found: Match,
+    thread: ThreadKey,
+}
+
+/// Ingests the messages of one fetch in their order, answering one outcome
+/// per message. Parsing never fails (a broken message is stored as far as
+/// it parses); only a database error is an error, and then nothing of the
+/// batch was written, nor `progress`.
+///
+/// Three steps: every message is parsed, checked for smart warmup tokens
+/// and earlier copies, and matched (reads only; a follow-up matched by its
+/// thread key also finds threads opened earlier in the batch); the
+/// spoofing checks of the matched ones run outside any transaction (their
+/// DNS lookups may be slow); then every reply is stored with its thread,
+/// and `progress` saved, in one transaction.
+pub async fn ingest_batch(
+    state: &AppState,
+    spoof: &SpoofCheck,
+    mailbox: &Mailbox,
+    raws: &[&[u8]],
+    progress: Option<(i64, Progress)>,
+) -> sqlx::Result<Vec<Ingested>> {
+    let fetched: Vec<Fetched> = raws
+        .iter()
+        .map(|raw| {
+            let raw = &raw[..raw.len().min(analysis::MAX_RAW_BYTES)];
+            let parsed = analysis::parse(raw);
+            let inspection = analysis::inspect(raw, &parsed);
+            let key = message_key(&parsed, raw);
+            Fetched {
+                raw,
+                parsed,
+                inspection,
+                key,
+            }
+        })
+        .collect();
+    let mut outcomes = vec![Ingested::Unmatched; fetched.len()];
+    let matched = match_batch(state, mailbox, &fetched, &mut outcomes).await?;
+    let auths: Vec<Authentication> = futures::stream::iter(&matched)
+        .map(|m| spoof.check(fetched[m.index].raw))
+        .buffered(CHECKS_AT_ONCE)
+        .collect()
+        .await;
+    let now = state.clock.now_ms();
+    let mut taken = HashSet::new();
+    for _ in 0..MAX_STORE_ATTEMPTS {
+        let mut tx = state.db.pool.begin().await?;
+        let mut stored = Vec::with_capacity(matched.len());
+        let mut conflict = None;
+        for (m, auth) in matched.iter().zip(&auths) {
+            if taken.contains(&m.index) {
+                continue;
+            }
+            let f = &fetched[m.index];
+            let reply = NewReply {
+                mailbox,
+                key: &f.key,
+                parsed: &f.parsed,
+                inspection: &f.inspection,
+                found: Some(&m.found),
+                thread: &m.thread,
+                auth,
+                now,
+            };
+            match super::reply_store::insert_reply(&mut tx, &reply).await? {
+                Some(outcome) => stored.push((m.index, outcome)),
+                None => {
+                    conflict = Some(m.index);
+                    break;
+                }
             }
         }
-    };
-    drop(conn);
-    // The DNS lookups of the check run outside any transaction.
-    let auth = spoof.check(raw).await;
-    let reply = NewReply {
-        mailbox,
-        key: &key,
-        parsed: &parsed,
-        inspection: &inspection,
-        found: found.as_ref(),
-        thread: &thread,
-        auth: &auth,
-        now: state.clock.now_ms(),
-    };
-    let mut tx = state.db.pool.begin().await?;
-    let Some(stored) = super::reply_store::insert_reply(&mut tx, &reply).await? else {
-        return Ok(Ingested::Duplicate);
-    };
-    tx.commit().await?;
-    Ok(stored)
+        if let Some(index) = conflict {
+            // Another mailbox's poll stored this message since it was
+            // looked up. The thread change made for it must not stay, so
+            // the batch is written again without it.
+            tx.rollback().await?;
+            taken.insert(index);
+            continue;
+        }
+        if let Some((send_account_id, p)) = progress {
+            super::reply_store::save_progress(&mut tx, send_account_id, p.uidvalidity, p.last_uid)
+                .await?;
+        }
+        tx.commit().await?;
+        for index in taken {
+            outcomes[index] = Ingested::Duplicate;
+        }
+        for (index, outcome) in stored {
+            outcomes[index] = outcome;
+        }
+        return Ok(outcomes);
+    }
+    Err(sqlx::Error::Protocol(
+        "the batch's messages kept being stored by another poll".into(),
+    ))
+}
+
+/// The reading step of [`ingest_batch`]: sets the outcome of every message
+/// that is not a reply to store (warmup mail, a copy, nothing of ours) and
+/// answers the others with their match and thread.
+async fn match_batch(
+    state: &AppState,
+    mailbox: &Mailbox,
+    fetched: &[Fetched<'_>],
+    outcomes: &mut [Ingested],
+) -> sqlx::Result<Vec<Matched>> {
+    let backend = state.db.backend;
+    let mut conn = state.db.pool.acquire().await?;
+    let keys: Vec<&str> = fetched.iter().map(|f| f.key.as_str()).collect();
+    let mut seen = stored_keys(&mut conn, backend, mailbox.account_id, &keys).await?;
+    // Threads this batch opens or adds to, with the match of their latest
+    // reply: what `thread_match` would find once the batch is stored.
+    let mut batch_threads: HashMap<String, Match> = HashMap::new();
+    let mut matched = Vec::new();
+    for (index, f) in fetched.iter().enumerate() {
+        let tokens = crate::smart_warmup::writing::tokens_in(f.raw);
+        if crate::smart_warmup::messages::any_token_known(&mut conn, backend, &tokens).await? {
+            outcomes[index] = Ingested::WarmupMail;
+            continue;
+        }
+        if !seen.insert(f.key.clone()) {
+            outcomes[index] = Ingested::Duplicate;
+            continue;
+        }
+        let found = find_match(
+            &mut conn,
+            backend,
+            mailbox.account_id,
+            &f.parsed,
+            &f.inspection,
+            f.raw,
+        )
+        .await?;
+        let sender = f.parsed.from_email.clone().unwrap_or_default();
+        let (found, thread) = match found {
+            Some(m) => {
+                let thread = thread_of(&m, &f.parsed, &f.inspection, &sender);
+                (m, thread)
+            }
+            None => {
+                let thread = ThreadKey::of(&sender, &f.parsed.subject);
+                let known = match batch_threads.get(&thread.thread_id) {
+                    Some(m) => Some(m.clone()),
+                    None => thread_match(&mut conn, mailbox.account_id, &thread.thread_id).await?,
+                };
+                match known {
+                    Some(m) => (m, thread),
+                    None => {
+                        outcomes[index] = Ingested::Unmatched;
+                        continue;
+                    }
+                }
+            }
+        };
+        batch_threads.insert(thread.thread_id.clone(), found.clone());
+        matched.push(Matched {
+            index,
+            found,
+            thread,
+        });
+    }
+    Ok(matched)
 }
 
 /// Everything the store writes for one reply.
@@ -186,16 +329,33 @@ pub fn message_key(parsed: &Parsed, raw: &[u8]) -> String {
     }
 }
 
-async fn exists(conn: &mut AnyConnection, account_id: i64, key: &str) -> sqlx::Result<bool> {
-    let found: Option<i64> = sqlx::query_scalar(
-        "SELECT id FROM inbox_replies WHERE account_id = $1 AND message_key = $2",
-    )
-    .bind(account_id)
-    .bind(key)
-    .fetch_optional(conn)
-    .await?;
-    Ok(found.is_some())
+/// The keys among `keys` already stored for the account.
+async fn stored_keys(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    account_id: i64,
+    keys: &[&str],
+) -> sqlx::Result<HashSet<String>> {
+    let mut found = HashSet::new();
+    for chunk in keys.chunks(MAX_KEYS_PER_QUERY) {
+        let sql = format!(
+            "SELECT message_key FROM inbox_replies WHERE account_id = {} AND message_key IN ({})",
+            placeholder(backend, 1),
+            placeholder_list(backend, 2, chunk.len())
+        );
+        let mut q = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql))
+            .persistent(false)
+            .bind(account_id);
+        for key in chunk {
+            q = q.bind(*key);
+        }
+        found.extend(q.fetch_all(&mut *conn).await?);
+    }
+    Ok(found)
 }
+
+/// Keys looked up in one statement (well under SQLite's 32,766 variables).
+const MAX_KEYS_PER_QUERY: usize = 500;
 
 /// How many Message-IDs of a message are looked up at most (a hostile
 /// `References` header can name thousands).

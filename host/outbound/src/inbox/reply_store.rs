@@ -204,9 +204,10 @@ pub async fn renew_mailbox(
 }
 
 /// Progress through the mailbox: the UIDVALIDITY seen and the highest UID
-/// handled, saved after every batch so a crash refetches little.
+/// handled, saved with every batch's replies (`ingest_batch`) so a crash
+/// refetches at most the batch it interrupted.
 pub async fn save_progress(
-    db: &Db,
+    conn: &mut AnyConnection,
     send_account_id: i64,
     uidvalidity: i64,
     last_uid: i64,
@@ -217,7 +218,7 @@ pub async fn save_progress(
     .bind(uidvalidity)
     .bind(last_uid)
     .bind(send_account_id)
-    .execute(&db.pool)
+    .execute(conn)
     .await?;
     Ok(())
 }
