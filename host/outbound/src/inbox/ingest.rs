@@ -20,7 +20,6 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 
-use futures::StreamExt;
 
 use regex::bytes::Regex;
 use sha2::{Digest, Sha256};
@@ -142,11 +141,11 @@ pub async fn ingest_batch(
         .collect();
     let mut outcomes = vec![Ingested::Unmatched; fetched.len()];
     let matched = match_batch(state, mailbox, &fetched, &mut outcomes).await?;
-    let auths: Vec<Authentication> = futures::stream::iter(&matched)
-        .map(|m| spoof.check(fetched[m.index].raw))
-        .buffered(CHECKS_AT_ONCE)
-        .collect()
-        .await;
+    let mut auths: Vec<Authentication> = Vec::with_capacity(matched.len());
+    for chunk in matched.chunks(CHECKS_AT_ONCE) {
+        let checks = chunk.iter().map(|m| spoof.check(fetched[m.index].raw));
+        auths.extend(futures::future::join_all(checks).await);
+    }
     let now = state.clock.now_ms();
     let mut taken = HashSet::new();
     for _ in 0..MAX_STORE_ATTEMPTS {
