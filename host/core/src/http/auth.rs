@@ -19,7 +19,7 @@ use crate::error::details::NOT_AUTHENTICATED;
 use crate::error::{ApiError, ApiResult, INVALID_API_KEY};
 use crate::platform::limiter::Decision;
 use crate::state::AppState;
-use crate::usage::recorder::{ResultsCount, UsageEvent};
+use crate::usage::recorder::{ResultsCount, UsageEvent, interned};
 
 /// The authenticated caller of a `/v1` route.
 #[derive(Debug, Clone)]
@@ -80,11 +80,11 @@ pub async fn require_api_key(
     next: Next,
 ) -> Response {
     let started = Instant::now();
-    let endpoint = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|m| m.as_str().to_string())
-        .unwrap_or_else(|| req.uri().path().to_string());
+    let endpoint = interned(
+        req.extensions()
+            .get::<MatchedPath>()
+            .map_or_else(|| req.uri().path(), |m| m.as_str()),
+    );
     // spec/2's integrations answer a missing or bad key with their own text.
     let unauthenticated = match endpoint_group(&endpoint) {
         "zapier" | "sheets" => NOT_AUTHENTICATED,
@@ -109,7 +109,7 @@ pub async fn require_api_key(
         reseller_client_id: key.reseller.as_ref().map(|c| c.id),
         key: key.clone(),
     };
-    let method = req.method().to_string();
+    let method = interned(req.method().as_str());
     let filters = req.uri().query().map(crate::usage::recorder::query_summary);
 
     let (mut response, decision, quota_pct, admitted) = match admit(&state, &key, group, ip).await {
@@ -133,7 +133,7 @@ pub async fn require_api_key(
         reseller_client_id: caller.reseller_client_id,
         ts_ms: state.clock.now_ms(),
         method,
-        category: group.to_string(),
+        category: interned(group),
         endpoint,
         status: response.status().as_u16(),
         response_time_ms: started.elapsed().as_millis() as i64,

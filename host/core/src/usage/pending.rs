@@ -12,6 +12,7 @@
 //! replaced and counted as skipped (the rollups still count them).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::Connection;
@@ -38,8 +39,8 @@ pub(super) struct CountKey {
     /// The start of the UTC hour.
     pub hour: i64,
     pub billable: bool,
-    pub endpoint: String,
-    pub category: String,
+    pub endpoint: Arc<str>,
+    pub category: Arc<str>,
 }
 
 impl CountKey {
@@ -181,8 +182,8 @@ impl<'a> Rows<'a> {
                     grain,
                     bucket: grain.bucket(k.hour),
                     client_id: k.client_id,
-                    endpoint: k.endpoint.clone(),
-                    category: k.category.clone(),
+                    endpoint: k.endpoint.to_string(),
+                    category: k.category.to_string(),
                     billable: k.billable,
                 };
                 *rollups.entry(key).or_default() += n;

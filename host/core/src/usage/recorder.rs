@@ -54,11 +54,13 @@ pub struct UsageEvent {
     pub api_key_id: Option<i64>,
     pub reseller_client_id: Option<i64>,
     pub ts_ms: i64,
-    pub method: String,
+    /// Shared strings (see [`interned`]): a request's counters and raw row
+    /// name its method, route and group without allocating.
+    pub method: Arc<str>,
     /// The route template, e.g. `/v1/sequences/{sequence_id}`.
-    pub endpoint: String,
+    pub endpoint: Arc<str>,
     /// The endpoint group, e.g. `sequences`.
-    pub category: String,
+    pub category: Arc<str>,
     pub status: u16,
     pub response_time_ms: i64,
     /// The query parameters as a JSON object, when there were any.
@@ -68,6 +70,31 @@ pub struct UsageEvent {
     /// they are shown in activity but do not use up the monthly quota.
     pub billable: bool,
 }
+
+/// `name` as a shared string, the same `Arc` for every request naming it.
+/// Route templates, methods and endpoint groups are few; past
+/// [`MAX_INTERNED`] names (which only a bug could reach) a name is simply
+/// allocated.
+pub fn interned(name: &str) -> Arc<str> {
+    static NAMES: std::sync::LazyLock<std::sync::RwLock<HashSet<Arc<str>>>> =
+        std::sync::LazyLock::new(Default::default);
+    if let Some(known) = NAMES.read().unwrap_or_else(PoisonError::into_inner).get(name) {
+        return known.clone();
+    }
+    let mut names = NAMES.write().unwrap_or_else(PoisonError::into_inner);
+    if names.len() >= MAX_INTERNED {
+        return Arc::from(name);
+    }
+    if let Some(known) = names.get(name) {
+        return known.clone();
+    }
+    let name: Arc<str> = Arc::from(name);
+    names.insert(name.clone());
+    name
+}
+
+/// Names [`interned`] keeps at most.
+const MAX_INTERNED: usize = 10_000;
 
 /// Counters are spread over this many mutexes by account, so requests of
 /// different accounts rarely wait for each other.
