@@ -240,10 +240,22 @@ impl ApiKeyService {
         if let Some(hit) = self.cache.get(&digest) {
             return Ok(hit);
         }
+        // Boxed: the database read's future is large, and every request's
+        // future would carry (and move) it for the rare miss.
+        Box::pin(self.load(digest, parsed.lookup, parsed.reseller_client_id)).await
+    }
+
+    /// A cache miss: reads the key's row and caches the answer.
+    async fn load(
+        &self,
+        digest: KeyDigest,
+        lookup: &str,
+        reseller_client_id: Option<i64>,
+    ) -> anyhow::Result<Option<Arc<VerifiedKey>>> {
         let generation = self.cache.generation();
         let hash = hex::encode(digest);
-        let verified = match store::find_for_auth(&self.db, parsed.lookup).await? {
-            Some(row) => verified_from_row(&row, &hash, parsed.reseller_client_id)?,
+        let verified = match store::find_for_auth(&self.db, lookup).await? {
+            Some(row) => verified_from_row(&row, &hash, reseller_client_id)?,
             None => None,
         };
         let verified = verified.map(Arc::new);

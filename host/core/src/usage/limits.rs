@@ -81,15 +81,16 @@ async fn window(
     let now = state.clock.now_ms();
     let start = window_start(now, len_ms);
     let reset_at_ms = start + len_ms;
-    let grant = shared
-        .take(Window {
-            scope: subject,
-            start,
-            ends_at: reset_at_ms,
-            limit,
-            burst,
-        })
-        .await?;
+    // Boxed: the reservation's database future is large, and most requests
+    // are served from the block in memory without it.
+    let grant = Box::pin(shared.take(Window {
+        scope: subject,
+        start,
+        ends_at: reset_at_ms,
+        limit,
+        burst,
+    }))
+    .await?;
     let clamp = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
     Ok(Decision {
         allowed: grant.allowed,

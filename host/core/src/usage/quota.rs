@@ -83,13 +83,16 @@ impl QuotaCounters {
                 let seed = async {
                     Ok(store::billable_since(&state.db, subject, period_start).await? as u64)
                 };
-                let grant = shared.take_seeded(window, seed).await?;
+                // Boxed, as the per-key windows' reservations are.
+                let grant = Box::pin(shared.take_seeded(window, seed)).await?;
                 grant.allowed.then_some(grant.used)
             }
-            None => {
-                self.consume_local(state, subject, quota, period_start)
-                    .await?
-            }
+            None => match self.take_current(subject, quota, period_start) {
+                Some(taken) => taken,
+                None => {
+                    Box::pin(self.consume_local(state, subject, quota, period_start)).await?
+                }
+            },
         };
         let Some(used) = used else {
             return Err(ApiError::RateLimited {
@@ -100,8 +103,24 @@ impl QuotaCounters {
         Ok((pct >= QUOTA_WARNING_PCT).then_some(pct))
     }
 
-    /// The in-process counter: the count after this request, or `None` when
-    /// the quota is used up.
+    /// The common case, one lock: this period's counter exists. `None` when
+    /// it must be seeded first ([`QuotaCounters::consume_local`]); else the
+    /// count after this request, or `None` inside when the quota is used up.
+    fn take_current(
+        &self,
+        subject: QuotaSubject,
+        quota: u64,
+        period_start: i64,
+    ) -> Option<Option<u64>> {
+        let mut counters = self.counters.lock().unwrap();
+        counters
+            .get_mut(&subject)
+            .filter(|c| c.period_start == period_start)
+            .map(|c| c.take(quota))
+    }
+
+    /// The in-process counter seeded from the rollups: the count after this
+    /// request, or `None` when the quota is used up.
     async fn consume_local(
         &self,
         state: &AppState,
@@ -109,16 +128,6 @@ impl QuotaCounters {
         quota: u64,
         period_start: i64,
     ) -> ApiResult<Option<u64>> {
-        {
-            // The common case, one lock: the counter of this period exists.
-            let mut counters = self.counters.lock().unwrap();
-            if let Some(counter) = counters
-                .get_mut(&subject)
-                .filter(|c| c.period_start == period_start)
-            {
-                return Ok(counter.take(quota));
-            }
-        }
         let used = store::billable_since(&state.db, subject, period_start).await? as u64;
         let mut counters = self.counters.lock().unwrap();
         let counter = counters
