@@ -20,9 +20,10 @@
 # BENCH_THREADS (2), BENCH_KEYS (3000), BENCH_POSTGRES=1 (run on a fresh
 # PostgreSQL database on 127.0.0.1:5432 instead of embedded SQLite),
 # OUTREACH_BIN (skip the release build), CARGO_TARGET_DIR (where the release
-# build goes), BENCH_PERF (a file: records the server's CPU profile with
-# `perf record -g` during the measured run of (b); BENCH_FLAMEGRAPH, an SVG
-# file, renders it with inferno).
+# build goes), BENCH_PERF (a file: records the server's CPU profile, DWARF
+# call graphs at 199 Hz, during the measured run of (b); the recording slows
+# that run), BENCH_FLAMEGRAPH (an SVG file: renders the profile with
+# inferno, `cargo install inferno`).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -105,7 +106,7 @@ run_wrk static /healthz "$DURATION" >"$WORK/results.txt"
 run_wrk warm-auth /v1/account "$WARMUP" >/dev/null
 PERF_PID=""
 if [ -n "${BENCH_PERF:-}" ]; then
-    perf record -F 499 --call-graph dwarf,16384 -p "$SERVER_PID" -o "$BENCH_PERF" >/dev/null 2>&1 &
+    perf record -F 199 --call-graph dwarf,16384 -p "$SERVER_PID" -o "$BENCH_PERF" >/dev/null 2>&1 &
     PERF_PID=$!
 fi
 run_wrk auth /v1/account "$DURATION" >>"$WORK/results.txt"

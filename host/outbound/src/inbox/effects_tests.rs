@@ -259,3 +259,95 @@ async fn human_replies_go_to_the_llm_classifier_on_the_accounts_ai_key() {
         ("unsubscribe", "rules-v1")
     );
 }
+
+/// One fetch batch is matched before any of it is stored: a copy of a
+/// message in the same batch is a duplicate, and a follow-up that carries
+/// neither our Message-ID nor our subject still joins the thread an earlier
+/// message of the batch opens. The batch and the progress past it are
+/// stored together.
+#[tokio::test]
+async fn a_batch_stores_its_replies_and_progress_together() {
+    use super::ingest::{Progress, ingest_batch};
+    let w = world().await;
+    let ann = w.message_id("ann@acme.test").await;
+    let first = format!(
+        "From: ann@acme.test\r\nTo: sam@seller.test\r\nSubject: Demo next week\r\n\
+         Message-ID: <b1@acme.test>\r\nIn-Reply-To: <{ann}>\r\n\r\nYes, interested.\r\n"
+    );
+    // Our subject was "Quick question": only the thread key (sender and
+    // subject) ties this one to the first.
+    let follow_up = "From: ann@acme.test\r\nTo: sam@seller.test\r\nSubject: Re: Demo next week\r\n\
+         Message-ID: <b2@acme.test>\r\n\r\nAlso: Tuesday works.\r\n";
+    let stranger = "From: zed@elsewhere.test\r\nTo: sam@seller.test\r\nSubject: Lunch\r\n\
+         Message-ID: <z1@elsewhere.test>\r\n\r\nLunch?\r\n";
+    let inbox = w.app.state.ext::<Inbox>();
+    let target = Mailbox {
+        account_id: w.account_id,
+        send_account_id: w.mailbox,
+    };
+    let batch: Vec<&[u8]> = vec![
+        first.as_bytes(),
+        first.as_bytes(),
+        follow_up.as_bytes(),
+        stranger.as_bytes(),
+    ];
+    let progress = Progress {
+        uidvalidity: 7,
+        last_uid: 40,
+    };
+    let got = ingest_batch(
+        &w.app.state,
+        &inbox.spoof,
+        &target,
+        &batch,
+        Some((w.mailbox, progress)),
+    )
+    .await
+    .unwrap();
+    assert!(matches!(got[0], Ingested::Stored { .. }), "{got:?}");
+    assert_eq!(got[1], Ingested::Duplicate);
+    assert!(matches!(got[2], Ingested::Stored { .. }), "{got:?}");
+    assert_eq!(got[3], Ingested::Unmatched);
+    let (Ingested::Stored { thread_row_id: a, .. }, Ingested::Stored { thread_row_id: b, .. }) =
+        (&got[0], &got[2])
+    else {
+        unreachable!()
+    };
+    assert_eq!(a, b, "the follow-up joins the thread the batch opened");
+    let count = scalar(
+        &w.app,
+        "SELECT message_count FROM inbox_threads WHERE id = $1",
+        &[*a],
+    )
+    .await;
+    assert_eq!(count, 2);
+    let saved = scalar(
+        &w.app,
+        "SELECT inbox_last_uid FROM send_accounts WHERE id = $1",
+        &[w.mailbox],
+    )
+    .await;
+    assert_eq!(saved, 40, "the progress was saved with the batch");
+
+    // The same batch again (a crash after the commit, before the poller
+    // learned of it): everything is a duplicate and no thread counts twice.
+    let again = ingest_batch(&w.app.state, &inbox.spoof, &target, &batch, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        again,
+        vec![
+            Ingested::Duplicate,
+            Ingested::Duplicate,
+            Ingested::Duplicate,
+            Ingested::Unmatched
+        ]
+    );
+    let count = scalar(
+        &w.app,
+        "SELECT message_count FROM inbox_threads WHERE id = $1",
+        &[*a],
+    )
+    .await;
+    assert_eq!(count, 2);
+}
