@@ -273,7 +273,7 @@ async fn a_sigkill_mid_batch_loses_no_reply_and_stores_none_twice() {
     let account = deployment.create_account("killed-inbox@example.com", "pro");
     let server = deployment.start();
     let key = account.api_key.clone();
-    let send_account = call(
+    call(
         &server,
         &key,
         "/v1/send-accounts",
@@ -283,9 +283,7 @@ async fn a_sigkill_mid_batch_loses_no_reply_and_stores_none_twice() {
         "imap_host": "127.0.0.1", "imap_port": IMAP_PORT, "imap_username": user,
         "imap_password": IMAP_PASSWORD, "daily_send_limit": 100}),
     )
-    .await["id"]
-        .as_i64()
-        .unwrap();
+    .await;
     let seq = call(
         &server,
         &key,
@@ -305,6 +303,11 @@ async fn a_sigkill_mid_batch_loses_no_reply_and_stores_none_twice() {
 
     // The sent messages the replies answer, written as the sender would.
     let mut conn = deployment.db().await;
+    let send_account: i64 =
+        sqlx::query_scalar("SELECT id FROM send_accounts WHERE email = 'sam@seller.test'")
+            .fetch_one(&mut conn)
+            .await
+            .unwrap();
     let step: i64 = sqlx::query_scalar("SELECT id FROM sequence_steps WHERE sequence_id = $1")
         .bind(seq)
         .fetch_one(&mut conn)
@@ -396,7 +399,10 @@ async fn a_sigkill_mid_batch_loses_no_reply_and_stores_none_twice() {
     }
     let checks = [
         ("SELECT COUNT(*) FROM inbox_replies", "replies"),
-        ("SELECT COUNT(DISTINCT message_key) FROM inbox_replies", "distinct replies"),
+        (
+            "SELECT COUNT(DISTINCT message_key) FROM inbox_replies",
+            "distinct replies",
+        ),
         (
             "SELECT COUNT(*) FROM inbox_replies WHERE classification_label = 'interested'",
             "classified replies",

@@ -75,7 +75,10 @@ impl VerificationCache {
     /// Stores what the database said, unless the cache was invalidated
     /// since `generation` was read.
     pub fn insert(&self, digest: KeyDigest, verification: Verification, generation: u64) {
-        let mut shard = self.shard(&digest).write().unwrap_or_else(|e| e.into_inner());
+        let mut shard = self
+            .shard(&digest)
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
         if self.generation() != generation {
             return;
         }

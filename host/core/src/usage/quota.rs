@@ -89,9 +89,7 @@ impl QuotaCounters {
             }
             None => match self.take_current(subject, quota, period_start) {
                 Some(taken) => taken,
-                None => {
-                    Box::pin(self.consume_local(state, subject, quota, period_start)).await?
-                }
+                None => Box::pin(self.consume_local(state, subject, quota, period_start)).await?,
             },
         };
         let Some(used) = used else {

@@ -78,7 +78,11 @@ pub struct UsageEvent {
 pub fn interned(name: &str) -> Arc<str> {
     static NAMES: std::sync::LazyLock<std::sync::RwLock<HashSet<Arc<str>>>> =
         std::sync::LazyLock::new(Default::default);
-    if let Some(known) = NAMES.read().unwrap_or_else(PoisonError::into_inner).get(name) {
+    if let Some(known) = NAMES
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(name)
+    {
         return known.clone();
     }
     let mut names = NAMES.write().unwrap_or_else(PoisonError::into_inner);

@@ -308,8 +308,14 @@ async fn a_batch_stores_its_replies_and_progress_together() {
     assert_eq!(got[1], Ingested::Duplicate);
     assert!(matches!(got[2], Ingested::Stored { .. }), "{got:?}");
     assert_eq!(got[3], Ingested::Unmatched);
-    let (Ingested::Stored { thread_row_id: a, .. }, Ingested::Stored { thread_row_id: b, .. }) =
-        (&got[0], &got[2])
+    let (
+        Ingested::Stored {
+            thread_row_id: a, ..
+        },
+        Ingested::Stored {
+            thread_row_id: b, ..
+        },
+    ) = (&got[0], &got[2])
     else {
         unreachable!()
     };

@@ -20,7 +20,6 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::LazyLock;
 
-
 use regex::bytes::Regex;
 use sha2::{Digest, Sha256};
 use sqlx::{AnyConnection, Row};
