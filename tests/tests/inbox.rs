@@ -64,14 +64,35 @@ async fn eventually(
     }
 }
 
-#[tokio::test]
-async fn replies_dropped_into_the_maildir_are_threaded_classified_and_applied() {
-    let smtp = CaptureServer::start(SMTP_PASSWORD).await;
+/// A Dovecot user of its own for one test (any name logs in).
+fn mail_user(prefix: &str) -> String {
     let unique = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos();
-    let user = format!("e2e-{unique}-{}@outreach.test", std::process::id());
+    format!("{prefix}-{unique}-{}@outreach.test", std::process::id())
+}
+
+/// Connects sam@seller.test: SMTP to the capturing server on `smtp_port`,
+/// IMAP to Dovecot as `user`.
+async fn connect_mailbox(server: &Server, key: &str, smtp_port: u16, user: &str) {
+    call(
+        server,
+        key,
+        "/v1/send-accounts",
+        json!({"email": "sam@seller.test",
+        "smtp_host": "127.0.0.1", "smtp_port": smtp_port, "smtp_encryption": "none",
+        "smtp_username": "sam", "smtp_password": SMTP_PASSWORD,
+        "imap_host": "127.0.0.1", "imap_port": IMAP_PORT, "imap_username": user,
+        "imap_password": IMAP_PASSWORD, "daily_send_limit": 100}),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn replies_dropped_into_the_maildir_are_threaded_classified_and_applied() {
+    let smtp = CaptureServer::start(SMTP_PASSWORD).await;
+    let user = mail_user("e2e");
     let deployment = Deployment::new()
         .with_env("OUTREACH_UNSAFE_OUTBOUND_ALLOW_LOOPBACK", "true")
         .with_env("OUTREACH_INBOX_POLL_INTERVAL_SECS", "1")
@@ -79,17 +100,7 @@ async fn replies_dropped_into_the_maildir_are_threaded_classified_and_applied() 
     let account = deployment.create_account("seller@example.com", "pro");
     let server = deployment.start();
     let key = account.api_key.clone();
-    call(
-        &server,
-        &key,
-        "/v1/send-accounts",
-        json!({"email": "sam@seller.test",
-        "smtp_host": "127.0.0.1", "smtp_port": smtp.port, "smtp_encryption": "none",
-        "smtp_username": "sam", "smtp_password": SMTP_PASSWORD,
-        "imap_host": "127.0.0.1", "imap_port": IMAP_PORT, "imap_username": user,
-        "imap_password": IMAP_PASSWORD, "daily_send_limit": 100}),
-    )
-    .await;
+    connect_mailbox(&server, &key, smtp.port, &user).await;
     let seq = call(
         &server,
         &key,
@@ -262,28 +273,14 @@ async fn count(conn: &mut sqlx::AnyConnection, sql: &str) -> i64 {
 async fn a_sigkill_mid_batch_loses_no_reply_and_stores_none_twice() {
     const REPLIES: i64 = 1_500;
     let smtp = CaptureServer::start(SMTP_PASSWORD).await;
-    let unique = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    let user = format!("kill-{unique}-{}@outreach.test", std::process::id());
+    let user = mail_user("kill");
     let deployment = Deployment::new()
         .with_env("OUTREACH_UNSAFE_OUTBOUND_ALLOW_LOOPBACK", "true")
         .with_env("OUTREACH_INBOX_POLL_INTERVAL_SECS", "1");
     let account = deployment.create_account("killed-inbox@example.com", "pro");
     let server = deployment.start();
     let key = account.api_key.clone();
-    call(
-        &server,
-        &key,
-        "/v1/send-accounts",
-        json!({"email": "sam@seller.test",
-        "smtp_host": "127.0.0.1", "smtp_port": smtp.port, "smtp_encryption": "none",
-        "smtp_username": "sam", "smtp_password": SMTP_PASSWORD,
-        "imap_host": "127.0.0.1", "imap_port": IMAP_PORT, "imap_username": user,
-        "imap_password": IMAP_PASSWORD, "daily_send_limit": 100}),
-    )
-    .await;
+    connect_mailbox(&server, &key, smtp.port, &user).await;
     let seq = call(
         &server,
         &key,
