@@ -16,9 +16,9 @@
 //! The text is lowercased and folded ([`crate::util::fold`]). Each match counts
 //! as a strong phrase (2) in [`crate::rules`].
 
-use regex::Regex;
+use std::ops::Range;
 
-use crate::util::wregex as regex;
+use crate::coded::{Coded, Phrase, phrase as regex};
 
 /// A time in the future, in the seven languages.
 macro_rules! future {
@@ -40,13 +40,13 @@ macro_rules! future {
 }
 
 /// A future time ("next quarter", "after the summer", "nach Q3", "l'an prochain").
-fn future_time() -> &'static Regex {
+fn future_time() -> &'static Phrase {
     regex!(concat!(r"\b(", future!(), r")"))
 }
 
 /// A deferral verb or an "again" word ("reach out", "check back", "wieder",
 /// "reparler", "de nuevo", "nog eens").
-fn deferral() -> &'static Regex {
+fn deferral() -> &'static Phrase {
     regex!(
         r"\b((reach|circle|check|come|get|touch|follow|ping|contact|email|write|call|try|ask|remind|hit|revisit|reconnect|talk|chat|speak|look|pick|connect)(ing)? (me |us |this |it )?(back |out |up |again |base |in )?|(reach|check|come|ping|contact|email|write|call|try|revisit|reconnect|talk|look|touch|pick)|(again|wieder|erneut|nochmal|noch einmal|de nouveau|à nouveau|reparler|reparlerons|repren\w*|revoir|de nuevo|otra vez|retomar|di nuovo|riparl\w*|nog eens|opnieuw|novamente|de novo)|(again|wieder|erneut|nochmal|de nouveau|à nouveau|de nuevo|otra vez|di nuovo|nog eens|opnieuw|novamente|de novo)|(reverrons|reparlerons|recontacter|revenez|revenir))"
     )
@@ -56,24 +56,21 @@ fn deferral() -> &'static Regex {
 /// words (40 bytes) of a deferral verb or an "again" word, either order. The
 /// pairing is done here rather than in one pattern with a gap, which made the
 /// automaton large and slow.
-pub(crate) fn not_now_count(t: &str) -> usize {
-    let anchors: Vec<(usize, usize)> = deferral()
-        .find_iter(t)
-        .map(|m| (m.start(), m.end()))
-        .collect();
+pub(crate) fn not_now_count(t: &Coded) -> usize {
+    let anchors: Vec<Range<usize>> = deferral().spans(t).collect();
     let paired = future_time()
-        .find_iter(t)
+        .spans(t)
         .filter(|f| {
-            anchors.iter().any(|&(s, e)| {
-                (f.start() + 1 >= e && f.start() <= e + 40)
-                    || (s + 1 >= f.end() && s <= f.end() + 40)
+            anchors.iter().any(|a| {
+                (f.start + 1 >= a.end && f.start <= a.end + 40)
+                    || (a.start + 1 >= f.end && a.start <= f.end + 40)
             })
         })
         .count();
-    not_now_rest().find_iter(t).count() + paired
+    not_now_rest().count(t) + paired
 }
 
-fn not_now_rest() -> &'static Regex {
+fn not_now_rest() -> &'static Phrase {
     regex!(concat!(
         r"\b(",
         // a far-off time is a deferral by itself (a near one, "next week", is not)
@@ -109,7 +106,7 @@ fn not_now_rest() -> &'static Regex {
     ))
 }
 
-fn objection_rest() -> &'static Regex {
+fn objection_rest() -> &'static Phrase {
     regex!(concat!(
         r"\b(",
         // an existing tool, vendor or solution
@@ -163,22 +160,20 @@ fn objection_rest() -> &'static Regex {
 
 /// How many `b` matches start within `gap` bytes after the end of an `a` match:
 /// "A, a few words, then B" without a gap inside one large pattern.
-fn near(a: &Regex, b: &Regex, t: &str, gap: usize) -> usize {
-    let bs: Vec<usize> = b.find_iter(t).map(|m| m.start()).collect();
-    a.find_iter(t)
-        // The boundary classes may share the one character between the two.
-        .filter(|m| {
-            bs.iter()
-                .any(|&s| s + 1 >= m.end() && s <= m.end() + gap + 1)
-        })
+fn near(a: &Phrase, b: &Phrase, t: &Coded, gap: usize) -> usize {
+    let bs: Vec<usize> = b.spans(t).map(|m| m.start).collect();
+    a.spans(t)
+        // A byte of slack at each end, so two words that share their edge
+        // character (a space or an apostrophe) still pair.
+        .filter(|m| bs.iter().any(|&s| s + 1 >= m.end && s <= m.end + gap + 1))
         .count()
 }
 
 /// Objections: the phrase families plus word pairs a few words apart ("already
 /// … use", "bereits … im Einsatz", "our CRM … handles", "tried … before",
 /// "price … beyond", "gegen … entschieden").
-pub(crate) fn objection_count(t: &str) -> usize {
-    let pairs: [(&Regex, &Regex, usize); 9] = [
+pub(crate) fn objection_count(t: &Coded) -> usize {
+    let pairs: [(&Phrase, &Phrase, usize); 9] = [
         (
             regex!(r"\b(don't|never) (buy|take meetings|respond to|reply to)\b"),
             regex!(r"\b(cold|unsolicited)\b"),
@@ -230,10 +225,10 @@ pub(crate) fn objection_count(t: &str) -> usize {
         (regex!(r"\bentschieden\b"), regex!(r"\bgegen\b"), 20),
     ];
     let paired: usize = pairs.iter().map(|(a, b, gap)| near(a, b, t, *gap)).sum();
-    objection_rest().find_iter(t).count() + paired
+    objection_rest().count(t) + paired
 }
 
-pub(crate) fn unsubscribe() -> &'static Regex {
+pub(crate) fn unsubscribe() -> &'static Phrase {
     regex!(concat!(
         r"\b(",
         // remove / take off / delete me or my address (from a list)
@@ -276,7 +271,7 @@ pub(crate) fn unsubscribe() -> &'static Regex {
 /// again", "non contattarmi più", "ne m'envoyez plus", "no me escriban más");
 /// only an opt-out when it is aimed at the writer (see [`aimed_at_me`]), since
 /// "we don't send more than 50 emails" has the same shape.
-pub(crate) fn negated_contact() -> &'static Regex {
+pub(crate) fn negated_contact() -> &'static Phrase {
     regex!(concat!(
         r"\b(",
         r"(don't|do not|never|not|no|nicht|kein\w*|ne|n'|non|niet|geen|não|nunca) .{0,25}(contact|e-?mail|mail|writ|messag|send|reach|call|kontaktier|anschreib|schreib|send|envo|écri|contact|escrib|contact|envi|mand|scriv|contatt|invi|mand|benader|contacteer|stuur|schrijf|escrev|contat|envi|mand)\w* .{0,25}(again|anymore|any more|any longer|ever again|wieder|mehr|nochmal|plus|jamais|más|nunca más|otra vez|de nuevo|più|mai più|meer|nooit meer|opnieuw|mais|novamente|de novo)\b",
@@ -286,7 +281,7 @@ pub(crate) fn negated_contact() -> &'static Regex {
 
 /// Whether a phrase names the writer as the one not to contact: a first-person
 /// object or subject, or a clitic on the verb.
-pub(crate) fn aimed_at_me(phrase: &str) -> bool {
+pub(crate) fn aimed_at_me(phrase: &Coded) -> bool {
     regex!(
         r"\b(me|mi|m'|mich|mir|moi|nous|mij|uns|us|nos|i'm|i am|we're|we are)\b|\w(ar|er|ir|re|te)(me|mi)\b|\w-(me|moi)\b|\bm'"
     )
@@ -295,7 +290,7 @@ pub(crate) fn aimed_at_me(phrase: &str) -> bool {
 
 /// Who is this / wrong person / do not know the company: an answer, not about
 /// the offer (scored for `other`).
-pub(crate) fn referral() -> &'static Regex {
+pub(crate) fn referral() -> &'static Phrase {
     regex!(concat!(
         r"\b(",
         r"who (are you|is this|is sending)|wer sind sie|qui êtes-vous|qui (es|est)-tu|quién (es usted|eres|son ustedes)|chi (siete|è lei|sei)|wie (bent u|ben jij|zijn jullie)|quem (é você|são vocês|é o senhor)",
@@ -304,7 +299,7 @@ pub(crate) fn referral() -> &'static Regex {
     ))
 }
 
-pub(crate) fn interested() -> &'static Regex {
+pub(crate) fn interested() -> &'static Phrase {
     regex!(concat!(
         r"\b(",
         r"(send|share|forward|pass) (me |us |over )?(a |an |the |your |some )?(deck|one-?pager|brochure|overview|case stud|pricing|proposal|info|details|demo|video|examples?|slots?|times?)",
@@ -320,7 +315,7 @@ pub(crate) fn interested() -> &'static Regex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::util::fold;
+    use crate::coded::Coded;
 
     #[test]
     fn families_match_across_wordings() {
@@ -330,14 +325,14 @@ mod tests {
             "Hablemos después del verano.",
             "Kun je over een half jaar nog eens contact opnemen?",
         ] {
-            assert!(not_now_count(&fold(t)) > 0, "{t}");
+            assert!(not_now_count(&Coded::new(t)) > 0, "{t}");
         }
         for t in [
             "We built our own sequencing system in-house.",
             "Wir arbeiten schon seit Jahren mit einem anderen Anbieter.",
             "Ça ne nous concerne pas vraiment.",
         ] {
-            assert!(objection_count(&fold(t)) > 0, "{t}");
+            assert!(objection_count(&Coded::new(t)) > 0, "{t}");
         }
         for t in [
             "Under GDPR I request deletion of all personal data you hold about me.",
@@ -345,7 +340,7 @@ mod tests {
             "Merci de ne plus m'envoyer de mails.",
             "Non inviatemi più email, grazie.",
         ] {
-            assert!(unsubscribe().is_match(&fold(t)), "{t}");
+            assert!(unsubscribe().is_match(&Coded::new(t)), "{t}");
         }
         for t in [
             "Sounds good, send me the deck.",
@@ -356,7 +351,7 @@ mod tests {
             "Para nosotros es interesante, ¿podemos hablar?",
             "Pode ser interessante. Tem um material para me enviar?",
         ] {
-            assert!(!unsubscribe().is_match(&fold(t)), "{t}");
+            assert!(!unsubscribe().is_match(&Coded::new(t)), "{t}");
         }
         for t in [
             "Don't hesitate to write me again next month if anything changes.",
@@ -380,8 +375,8 @@ mod tests {
             "Happy to talk again next week.",
             "We're committed to growing outbound this year, let's talk.",
         ] {
-            assert_eq!(not_now_count(&fold(t)), 0, "{t}");
-            assert_eq!(objection_count(&fold(t)), 0, "{t}");
+            assert_eq!(not_now_count(&Coded::new(t)), 0, "{t}");
+            assert_eq!(objection_count(&Coded::new(t)), 0, "{t}");
         }
     }
 }

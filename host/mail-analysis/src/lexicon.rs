@@ -3,12 +3,10 @@
 //! German, French, Spanish, Italian, Dutch and Portuguese. Each label has strong
 //! phrases (worth 2) and weak ones (worth 1); the text is lowercased and folded.
 
-use regex::Regex;
-
-use crate::util::regex;
+use crate::coded::{Phrase, phrase as regex};
 
 /// "not interested" and its translations, removed before looking for interest.
-pub(crate) fn negated_interest() -> &'static Regex {
+pub(crate) fn negated_interest() -> &'static Phrase {
     regex!(
         r"(?x)\b(not|never|no\ longer)\ (really\ |that\ |very\ |particularly\ )?interest(ed|ing)\b|\bno\ interest\b|\bkein(e|en)?\ interesse\b|\bnicht\ interessiert\b
         |\bpas\ (du\ tout\ )?intéressée?s?\b|\bne\ nous\ intéresse\ pas\b|\bno\ (nos|me)\ interesa\b|\bnon\ (siamo|sono)\ interessat[ioe]\b|\bnon\ (ci|mi)\ interessa\b
@@ -16,7 +14,7 @@ pub(crate) fn negated_interest() -> &'static Regex {
     )
 }
 
-pub(crate) fn interested_strong() -> &'static Regex {
+pub(crate) fn interested_strong() -> &'static Phrase {
     regex!(
         r"(?x)
         \binterest(ed|ing)\b|\bsounds\ (good|great|interesting|promising|useful)\b|\blet's\ (talk|chat|connect|set|do\ it|book|schedule|meet|find|hop|discuss)\b
@@ -49,7 +47,7 @@ pub(crate) fn interested_strong() -> &'static Regex {
     )
 }
 
-pub(crate) fn interested_weak() -> &'static Regex {
+pub(crate) fn interested_weak() -> &'static Phrase {
     regex!(
         r"(?x)\byes\b|\bsure\b|\bok(ay)?\b|\bcall\b|\bmeeting\b|\bchat\b|\bpossibly\b|\bmaybe\b|\bsí\b|\bja\b|\boui\b|\bsim\b|\bgraag\b|\bcerto\b|\bclaro\b
         |\b(monday|tuesday|wednesday|thursday|friday|montag|dienstag|mittwoch|donnerstag|freitag|lundi|mardi|mercredi|jeudi|vendredi|lunes|martes|miércoles|jueves|viernes|lunedì|martedì|mercoledì|giovedì|venerdì|maandag|dinsdag|woensdag|donderdag|vrijdag|segunda|terça|quarta|quinta|sexta)\b
@@ -57,7 +55,7 @@ pub(crate) fn interested_weak() -> &'static Regex {
     )
 }
 
-pub(crate) fn not_now_strong() -> &'static Regex {
+pub(crate) fn not_now_strong() -> &'static Phrase {
     regex!(
         r"(?x)
         \bnot\ (right\ )?now\b|\bnot\ at\ (the|this)\ (moment|time|point)\b|\bnot\ (the\ )?right\ time\b|\bbad\ tim(e|ing)\b|\btiming\ (is\ (bad|off|wrong|not|tough|tricky|difficult)|isn't|isnt)\b
@@ -91,14 +89,14 @@ pub(crate) fn not_now_strong() -> &'static Regex {
     )
 }
 
-pub(crate) fn not_now_weak() -> &'static Regex {
+pub(crate) fn not_now_weak() -> &'static Phrase {
     regex!(
         r"(?x)\bnot\ a\ priority\b|\bbusy\b|\blater\b|\bfor\ now\b|\bat\ the\ moment\b|\bcurrently\b|\bright\ now\b|\bno\ budget\b|\bthis\ year\b
         |\b(in|after|around|until|a|en|im|ab|nach|nel|em|na|op|tot)\ (january|february|march|april|may|june|july|august|september|october|november|december|januar|februar|märz|juni|juli|oktober|dezember|janvier|février|mars|avril|mai|juin|juillet|septembre|octobre|novembre|décembre|enero|febrero|marzo|abril|mayo|junio|julio|septiembre|octubre|noviembre|diciembre|gennaio|febbraio|aprile|maggio|giugno|luglio|settembre|ottobre|dicembre|januari|februari|maart|mei|augustus|janeiro|fevereiro|março|maio|junho|julho|setembro|outubro|novembro|dezembro)\b"
     )
 }
 
-pub(crate) fn objection_strong() -> &'static Regex {
+pub(crate) fn objection_strong() -> &'static Phrase {
     regex!(
         r"(?x)
         \bnot\ (really\ )?interested\b|\bno\ interest\b|\bno\ thanks?\b|\bno\ thank\ you\b|\bnope\b|\bnot\ for\ us\b|\b(i'll|we'll|i\ will|we\ will)\ pass\b
@@ -129,7 +127,7 @@ pub(crate) fn objection_strong() -> &'static Regex {
     )
 }
 
-pub(crate) fn objection_weak() -> &'static Regex {
+pub(crate) fn objection_weak() -> &'static Phrase {
     regex!(
         r"(?x)\bno\b|\bnein\b|\bnon\b|\bnee\b|\bnão\b|\bexpensive\b|\bbudget\b|\bcompetitor\b|\bthanks\ anyway\b"
     )
@@ -137,7 +135,7 @@ pub(crate) fn objection_weak() -> &'static Regex {
 
 /// Wrong person, left the company, forwarded, "who is this?": an answer, but not
 /// about the offer.
-pub(crate) fn referral_strong() -> &'static Regex {
+pub(crate) fn referral_strong() -> &'static Phrase {
     regex!(
         r"(?x)
         \bnot\ the\ right\ (person|contact)\b|\bwrong\ (person|contact|\w+)\b|\bno\ longer\ (with|at|work)\b|\bleft\ (the\ company|\w+\ in|\w+\ last)\b

@@ -14,6 +14,7 @@
 
 mod arf;
 mod autoreply;
+mod coded;
 mod dates;
 mod dsn;
 mod evidence;

@@ -5,17 +5,22 @@
 //! Matching is on lowercased text with whitespace runs folded, so phrases match
 //! across line breaks; typographic apostrophes count as `'`.
 
-use crate::util::{fold, regex};
+use crate::coded::{Coded, phrase as regex};
+use crate::util::fold;
 
 /// Whether the text says its author is away (out of office, on leave, on holiday,
 /// travelling), so an automatic or human "I'm away" does not stop a sequence.
 ///
 /// Present and future tense only: "I was out last week, yes let's talk" is a reply.
 pub fn is_out_of_office(text: &str) -> bool {
-    let t = fold(text);
+    out_of_office(&Coded::new(text))
+}
+
+/// [`is_out_of_office`] of text already coded.
+pub(crate) fn out_of_office(t: &Coded) -> bool {
     // Past tense is about the past: "I was out of the office last week" is a reply.
     let t = regex!(r"\b(i\ was|we\ were|i've\ been|i\ have\ been|i\ just\ got\ back|after\ being)\ (just\ )?(out\ of\ (the\ )?office|away|on\ (vacation|holiday|leave)|back\ from)")
-        .replace_all(&t, " ");
+        .replace_all(t, " ");
     regex!(
         r"(?x)
         # English
@@ -69,6 +74,11 @@ pub fn is_out_of_office(text: &str) -> bool {
 /// emailing", GDPR erasure...), so the contact is unsubscribed and suppressed.
 pub fn is_unsubscribe_request(text: &str) -> bool {
     let t = fold(text);
+    unsubscribe_request(&t, &Coded::from_folded(&t))
+}
+
+/// [`is_unsubscribe_request`] of text already folded (`t`) and coded.
+pub(crate) fn unsubscribe_request(t: &str, coded: &Coded) -> bool {
     let short = t.trim_matches(|c: char| !c.is_alphanumeric());
     if matches!(
         short,
@@ -88,15 +98,15 @@ pub fn is_unsubscribe_request(text: &str) -> bool {
     }
     // "Don't hesitate to write again" invites mail; drop such idioms first. The
     // families read the opening of the reply only (see `rules`).
-    let head = crate::util::truncate(&t, 2048);
-    let idioms = crate::util::regex!(
+    let head = coded.head(2048);
+    let idioms = regex!(
         r"\b(don't|do not|never) (hesitate|forget|worry)\b|\bn'hésite[zr]? pas\b|\bno (dude|dudes|duden)\b|\bnon (esiti|esitate|esitare)\b|\baarzel (niet|gerust)\b|\bnão (hesite|hesitem)\b|\bzögern sie nicht\b|\bnicht zögern\b"
     )
-    .replace_all(head, " ");
+    .replace_all(&head, " ");
     if crate::families::unsubscribe().is_match(&idioms)
         || crate::families::negated_contact()
-            .find_iter(&idioms)
-            .any(|m| crate::families::aimed_at_me(m.as_str()))
+            .spans(&idioms)
+            .any(|m| crate::families::aimed_at_me(&idioms.part(m)))
     {
         return true;
     }
@@ -143,7 +153,7 @@ pub fn is_unsubscribe_request(text: &str) -> bool {
         | \bnão\ (quero|desejo)\ (mais\ )?receber\b|\bparem\ de\ (enviar|mandar)\b|\bnão\ me\ (envie|enviem|contate|contatem|contacte)\b
         "
     )
-    .is_match(&t)
+    .is_match(coded)
 }
 
 #[cfg(test)]

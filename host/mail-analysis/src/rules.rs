@@ -9,7 +9,8 @@
 //! acknowledgements, are `other`); then timing ("not now"), pushback
 //! (objection), referral or confusion (other), interest; else `other`.
 
-use crate::util::{self, fold, regex};
+use crate::coded::{Coded, phrase};
+use crate::util::{self, fold};
 use crate::{autoreply, families, lexicon, mta, phrases};
 
 /// What the classifier sees of a reply: the same fields the `reply-classifier` WIT
@@ -94,26 +95,27 @@ pub fn classify(input: &Input<'_>) -> Verdict {
         fold(input.subject)
     };
 
-    if phrases::is_unsubscribe_request(&t) {
+    let coded = Coded::from_folded(&t);
+    if phrases::unsubscribe_request(&t, &coded) {
         return verdict("unsubscribe", 0.9);
     }
     let auto = autoreply::auto_header(headers);
-    if phrases::is_out_of_office(&t) || autoreply::ooo_subject(input.subject) {
+    if phrases::out_of_office(&coded) || autoreply::ooo_subject(input.subject) {
         return verdict("ooo", if auto { 0.95 } else { 0.8 });
     }
     if auto {
         // An automatic answer naming a date or an absence word is out of office;
         // others (ticket receipts, "mailbox not monitored") are not a person's reply.
         let away = crate::dates::return_date(&t, None).is_some()
-            || regex!(r"\b(until|till|return|returning|bis|jusqu|hasta|fino|tot|até)\b")
-                .is_match(&t);
+            || phrase!(r"\b(until|till|return|returning|bis|jusqu|hasta|fino|tot|até)\b")
+                .is_match(&coded);
         return if away {
             verdict("ooo", 0.7)
         } else {
             verdict("other", 0.6)
         };
     }
-    scored(&t)
+    scored(&coded)
 }
 
 /// Bytes of a reply's text the phrase families read.
@@ -121,39 +123,35 @@ const FAMILY_BYTES: usize = 2048;
 
 /// Timing, pushback, referral and interest, each scored 2 per strong and 1 per
 /// weak phrase; the highest score wins, ties in that order; nothing → `other`.
-fn scored(t: &str) -> Verdict {
-    let count = |re: &regex::Regex, s: &str| re.find_iter(s).count();
+fn scored(t: &Coded) -> Verdict {
     // The families (stems with gaps) cost more per byte than the fixed lists: they
     // read the opening of the reply, where its answer is.
-    let head = util::truncate(t, FAMILY_BYTES);
+    let head = t.head(FAMILY_BYTES);
     let without_negations = lexicon::negated_interest().replace_all(t, " ");
     let scores: [(&'static str, usize); 4] = [
         (
             "not_now",
-            2 * count(lexicon::not_now_strong(), t)
-                + 2 * families::not_now_count(head)
-                + count(lexicon::not_now_weak(), t),
+            2 * lexicon::not_now_strong().count(t)
+                + 2 * families::not_now_count(&head)
+                + lexicon::not_now_weak().count(t),
         ),
         (
             "objection",
-            2 * count(lexicon::objection_strong(), t)
-                + 2 * families::objection_count(head)
+            2 * lexicon::objection_strong().count(t)
+                + 2 * families::objection_count(&head)
                 // "not interested" is a refusal, whatever else the reply says
-                + 2 * count(lexicon::negated_interest(), head)
-                + count(lexicon::objection_weak(), t),
+                + 2 * lexicon::negated_interest().count(&head)
+                + lexicon::objection_weak().count(t),
         ),
         (
             "other",
-            2 * count(lexicon::referral_strong(), t) + 2 * count(families::referral(), head),
+            2 * lexicon::referral_strong().count(t) + 2 * families::referral().count(&head),
         ),
         (
             "interested",
-            2 * count(lexicon::interested_strong(), &without_negations)
-                + 2 * count(
-                    families::interested(),
-                    util::truncate(&without_negations, FAMILY_BYTES),
-                )
-                + count(lexicon::interested_weak(), &without_negations),
+            2 * lexicon::interested_strong().count(&without_negations)
+                + 2 * families::interested().count(&without_negations.head(FAMILY_BYTES))
+                + lexicon::interested_weak().count(&without_negations),
         ),
     ];
     let mut best = ("other", 0usize);
