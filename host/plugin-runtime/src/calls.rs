@@ -18,9 +18,24 @@ use crate::state::{CallSetup, CallState};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::sync::OwnedSemaphorePermit;
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 pub(crate) type GuestResult<T> = wasmtime::Result<Result<T, PluginError>>;
+
+/// A store with the pool slot its instance holds.
+pub(crate) struct Session {
+    pub store: Store<CallState>,
+    slot: OwnedSemaphorePermit,
+}
+
+/// The call's extra host rule for an operator's base-URL override.
+fn origin_rule(u: &str) -> Result<HostRule, CallError> {
+    let url =
+        url::Url::parse(u).map_err(|e| CallError::InvalidInput(format!("base_url {u:?}: {e}")))?;
+    HostRule::for_origin(&url)
+        .ok_or_else(|| CallError::InvalidInput(format!("base_url {u:?} has no host")))
+}
 
 /// How long a load-time metadata call may take.
 const METADATA_TIMEOUT: Duration = Duration::from_secs(5);
@@ -53,7 +68,7 @@ impl PluginRuntime {
         let limits = p.manifest.limits;
         let ticks = cpu_ticks(p);
         let state = CallState::new(CallSetup {
-            plugin: Arc::from(p.manifest.id.as_str()),
+            plugin: p.id.clone(),
             memory_bytes: limits.memory_bytes(),
             cpu_ticks: ticks,
             timeout,
@@ -109,15 +124,32 @@ impl PluginRuntime {
         F: FnOnce(Store<CallState>) -> Fut,
         Fut: Future<Output = (Store<CallState>, GuestResult<T>)>,
     {
-        let extra_rule = match base_url {
-            Some(u) => {
-                let url = url::Url::parse(u)
-                    .map_err(|e| CallError::InvalidInput(format!("base_url {u:?}: {e}")))?;
-                Some(HostRule::for_origin(&url).ok_or_else(|| {
-                    CallError::InvalidInput(format!("base_url {u:?} has no host"))
-                })?)
-            }
-            None => None,
+        self.invoke_session(p, base_url, record, calls, None, f)
+            .await
+            .0
+    }
+
+    /// [`invoke_calls`](Self::invoke_calls) in `session` when one is given
+    /// (the store of a warm instance, see `warm.rs`), else in a fresh store
+    /// with a pool slot of its own. The session comes back when the calls
+    /// ended without a trap, a spent budget or a timeout, for the caller to
+    /// keep or drop.
+    pub(crate) async fn invoke_session<T, F, Fut>(
+        &self,
+        p: &LoadedPlugin,
+        base_url: Option<&str>,
+        record: bool,
+        calls: u32,
+        session: Option<Session>,
+        f: F,
+    ) -> (Result<T, CallError>, Option<Session>)
+    where
+        F: FnOnce(Store<CallState>) -> Fut,
+        Fut: Future<Output = (Store<CallState>, GuestResult<T>)>,
+    {
+        let extra_rule = match base_url.map(origin_rule).transpose() {
+            Ok(rule) => rule,
+            Err(e) => return (Err(e), None),
         };
         let timeout = if record {
             p.manifest.limits.timeout() * calls.max(1)
@@ -126,16 +158,33 @@ impl PluginRuntime {
         };
         let started = Instant::now();
         let run = async {
-            let _slot = self.inner.slots.acquire().await;
-            let store = self.new_store(p, extra_rule, timeout);
-            f(store).await
+            let (store, slot) = match session {
+                Some(s) => (s.store, s.slot),
+                None => {
+                    let slot = self.inner.slots.clone().acquire_owned().await;
+                    (self.new_store(p, extra_rule, timeout), slot)
+                }
+            };
+            let (store, result) = f(store).await;
+            (store, slot, result)
         };
-        let outcome = match tokio::time::timeout(timeout, run).await {
-            Err(_) => Err(CallError::Timeout(format!(
-                "wall-clock timeout of {} ms exceeded",
-                timeout.as_millis()
-            ))),
-            Ok((store, result)) => classify(&store, result, p),
+        let (outcome, session) = match tokio::time::timeout(timeout, run).await {
+            Err(_) => (
+                Err(CallError::Timeout(format!(
+                    "wall-clock timeout of {} ms exceeded",
+                    timeout.as_millis()
+                ))),
+                None,
+            ),
+            Ok((store, slot, result)) => {
+                let healthy = result.is_ok();
+                let outcome = classify(&store, result, p);
+                let session = match slot {
+                    Ok(slot) if healthy => Some(Session { store, slot }),
+                    _ => None,
+                };
+                (outcome, session)
+            }
         };
         if record {
             let label = match &outcome {
@@ -155,7 +204,7 @@ impl PluginRuntime {
                 tracing::warn!(plugin = %p.manifest.id, "plugin call failed: {e}");
             }
         }
-        outcome
+        (outcome, session)
     }
 
     pub(crate) async fn fetch_metadata(

@@ -9,11 +9,13 @@
 
 use crate::ai::AiBridge;
 use crate::bindings::types::{self as wit, ClassifierMetadata, ReplyInput};
+use crate::bindings::reply_classifier::ReplyClassifier;
 use crate::calls::GuestResult;
 use crate::error::CallError;
 use crate::manifest::PluginKind;
 use crate::runtime::{KindPre, LoadedPlugin, PluginMetadata, PluginRuntime, PluginSource};
 use crate::state::CallState;
+use crate::warm::Warm;
 use serde::Serialize;
 use std::future::Future;
 use std::sync::Arc;
@@ -130,6 +132,37 @@ macro_rules! classify_with {
     };
 }
 pub(crate) use classify_with;
+
+/// Calls `classify` of `instance` for each input, each call with a CPU
+/// budget of `ticks`. A verdict the plugin refuses is that reply's error; a
+/// trap ends the batch.
+async fn classify_each(
+    mut store: Store<CallState>,
+    instance: &ReplyClassifier,
+    inputs: &[ReplyInput],
+    ticks: u64,
+) -> (
+    Store<CallState>,
+    wasmtime::Result<Vec<Result<wit::ReplyVerdict, CallError>>>,
+) {
+    let mut answers = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        store.data_mut().start_call(ticks);
+        let answer = instance
+            .outreach_plugin_classifier()
+            .call_classify(&mut store, input)
+            .await;
+        match answer {
+            Ok(Ok(v)) => answers.push(Ok(v)),
+            Ok(Err(e)) => answers.push(Err(match store.data().denials.first() {
+                Some(d) => CallError::Denied(d.clone()),
+                None => e.into(),
+            })),
+            Err(trap) => return (store, Err(trap)),
+        }
+    }
+    (store, Ok(answers))
+}
 
 /// Checks a verdict: the label must be one of the seven exactly, the
 /// confidence a finite number (clamped to 0.0-1.0).
@@ -290,29 +323,70 @@ impl PluginRuntime {
                     Ok(i) => i,
                     Err(e) => return (store, Err(e)),
                 };
-                let mut answers = Vec::with_capacity(inputs.len());
-                for input in &inputs {
-                    store.data_mut().start_call(ticks);
-                    let answer = instance
-                        .outreach_plugin_classifier()
-                        .call_classify(&mut store, input)
-                        .await;
-                    match answer {
-                        Ok(Ok(v)) => answers.push(Ok(v)),
-                        Ok(Err(e)) => answers.push(Err(match store.data().denials.first() {
-                            Some(d) => CallError::Denied(d.clone()),
-                            None => e.into(),
-                        })),
-                        Err(trap) => return (store, Err(trap)),
-                    }
-                }
-                (store, Ok(Ok(answers)))
+                let (store, answers) = classify_each(store, &instance, &inputs, ticks).await;
+                (store, answers.map(Ok))
             })
             .await?;
         let latency_ms = c.latency_ms / u64::from(calls);
         Ok(c.output
             .into_iter()
             .map(|answer| answer.and_then(|v| check_verdict(v, &c.metadata_model, latency_ms)))
+            .collect())
+    }
+
+    /// [`classify_replies`](Self::classify_replies) for the replies of
+    /// `account_id`, in the account's warm instance when one is kept (see
+    /// `warm.rs`), and keeping the instance for its next batch. A classifier
+    /// that uses AI gets a fresh instance every time, as with
+    /// `classify_replies`.
+    pub async fn classify_account_replies(
+        &self,
+        plugin_id: &str,
+        account_id: i64,
+        inputs: Vec<ReplyInput>,
+    ) -> Result<Vec<Result<ReplyVerdict, CallError>>, CallError> {
+        if inputs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let p = self.plugin_of(plugin_id, PluginKind::ReplyClassifier)?;
+        let metadata_model = match classifier_metadata(&p) {
+            Some(m) if !m.uses_ai => m.model.clone(),
+            _ => return self.classify_replies(plugin_id, inputs, None).await,
+        };
+        let KindPre::Classifier(pre) = &p.pre else {
+            unreachable!("kind checked by plugin_of")
+        };
+        let ticks = crate::calls::cpu_ticks(&p);
+        let calls = u32::try_from(inputs.len()).unwrap_or(u32::MAX);
+        let (session, instance, done) = match self.inner.warm.take(&p, account_id) {
+            Some(w) => (Some(w.session), Some(w.instance), w.calls),
+            None => (None, None, 0),
+        };
+        let started = Instant::now();
+        let (output, session) = self
+            .invoke_session(&p, None, true, calls, session, |mut store| async move {
+                let instance = match instance {
+                    Some(i) => i,
+                    None => match pre.instantiate_async(&mut store).await {
+                        Ok(i) => i,
+                        Err(e) => return (store, Err(e)),
+                    },
+                };
+                let (store, answers) = classify_each(store, &instance, &inputs, ticks).await;
+                (store, answers.map(|a| Ok((a, instance))))
+            })
+            .await;
+        let (answers, instance) = output?;
+        if let Some(session) = session {
+            let calls = done + u64::from(calls);
+            self.inner
+                .warm
+                .put(Warm::new(p.clone(), account_id, session, instance, calls));
+        }
+        let latency_ms = started.elapsed().as_millis() as u64 / u64::from(calls);
+        Ok(answers
+            .into_iter()
+            .map(|answer| answer.and_then(|v| check_verdict(v, &metadata_model, latency_ms)))
             .collect())
     }
 

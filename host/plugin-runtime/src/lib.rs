@@ -33,6 +33,7 @@ mod manifest;
 mod runtime;
 mod state;
 mod stats;
+mod warm;
 
 pub use ai::{AiBridge, AiFuture, MAX_AI_CALLS_PER_CALL, NO_AI_PROVIDER};
 pub use allow::HostRule;

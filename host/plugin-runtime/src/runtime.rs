@@ -93,6 +93,8 @@ pub(crate) enum KindPre {
 }
 
 pub(crate) struct LoadedPlugin {
+    /// The manifest's id, shared with every call's store.
+    pub id: Arc<str>,
     pub manifest: Manifest,
     pub source: PluginSource,
     pub sha256: String,
@@ -139,11 +141,14 @@ pub(crate) struct Inner {
     pub seen: Mutex<crate::dir::DirState>,
     /// Calls in flight are bounded by the pool's instance slots, so a burst
     /// waits for a slot (within its timeout) instead of failing.
-    pub slots: tokio::sync::Semaphore,
+    pub slots: Arc<tokio::sync::Semaphore>,
     /// Calls that wait on nested plugin calls while holding a slot (reply and
     /// domain classifiers whose `ai` bridge runs an LLM plugin) may hold at most
     /// half of the slots, so the calls they wait for always find one.
     pub nesting_slots: tokio::sync::Semaphore,
+    /// Instances of AI-free reply classifiers kept between one account's
+    /// batches (`warm.rs`).
+    pub warm: crate::warm::WarmInstances,
     _ticker: EpochTicker,
 }
 
@@ -178,12 +183,16 @@ impl PluginRuntime {
             pooling,
             registry: RwLock::new(HashMap::new()),
             seen: Mutex::new(Default::default()),
-            slots: tokio::sync::Semaphore::new(engine::MAX_CONCURRENT_CALLS),
+            slots: Arc::new(tokio::sync::Semaphore::new(engine::MAX_CONCURRENT_CALLS)),
+            warm: crate::warm::WarmInstances::default(),
             nesting_slots: tokio::sync::Semaphore::new(engine::MAX_CONCURRENT_CALLS / 2),
         };
         let rt = PluginRuntime {
             inner: Arc::new(inner),
         };
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            crate::warm::spawn_sweeper(Arc::downgrade(&rt.inner), &handle);
+        }
         if rt.inner.config.load_first_party {
             rt.load_first_party().await?;
         }
@@ -197,6 +206,12 @@ impl PluginRuntime {
             }
         }
         Ok(rt)
+    }
+
+    /// Reply-classifier instances kept warm between an account's batches
+    /// (see [`classify_account_replies`](Self::classify_account_replies)).
+    pub fn warm_instances(&self) -> usize {
+        self.inner.warm.len()
     }
 
     /// Whether the pooling allocator is in use (false after a fallback).
@@ -276,6 +291,7 @@ impl PluginRuntime {
             })
         });
         let mut plugin = LoadedPlugin {
+            id: Arc::from(manifest.id.as_str()),
             manifest,
             source,
             sha256,

@@ -68,7 +68,10 @@ impl ResourceLimiter for Limiter {
 }
 
 pub(crate) struct CallState {
-    wasi: WasiCtx,
+    /// Built on the guest's first WASI call: most calls of a small component
+    /// make none, and a context (two random generators seeded, clocks,
+    /// streams) was a tenth of a call's cost.
+    wasi: Option<WasiCtx>,
     table: ResourceTable,
     pub(crate) limiter: Limiter,
     plugin: Arc<str>,
@@ -78,7 +81,8 @@ pub(crate) struct CallState {
     pub(crate) cpu_ticks_left: u64,
     pub(crate) cpu_exhausted: bool,
     pub(crate) denials: Vec<String>,
-    pub(crate) stderr: MemoryOutputPipe,
+    /// What the guest wrote to stderr, once it has a WASI context.
+    stderr: Option<MemoryOutputPipe>,
     deadline: Instant,
     /// The `ai` import's bridge for this call (reply classifiers), if any.
     pub(crate) ai: Option<Arc<dyn AiBridge>>,
@@ -104,18 +108,8 @@ impl CallState {
     }
 
     pub(crate) fn new(setup: CallSetup) -> Self {
-        let stderr = MemoryOutputPipe::new(STDERR_CAPTURE);
-        // No preopened directories, no environment, no arguments, no stdin,
-        // stdout discarded, sockets and name lookup switched off: the guest's
-        // only way out is the `http` import below.
-        let wasi = WasiCtx::builder()
-            .stderr(stderr.clone())
-            .allow_tcp(false)
-            .allow_udp(false)
-            .allow_ip_name_lookup(false)
-            .build();
         CallState {
-            wasi,
+            wasi: None,
             table: ResourceTable::new(),
             limiter: Limiter {
                 memory_bytes: setup.memory_bytes,
@@ -127,7 +121,7 @@ impl CallState {
             cpu_ticks_left: setup.cpu_ticks,
             cpu_exhausted: false,
             denials: Vec::new(),
-            stderr,
+            stderr: None,
             deadline: Instant::now() + setup.timeout,
             ai: None,
             ai_calls: 0,
@@ -136,9 +130,10 @@ impl CallState {
 
     /// Text the guest wrote to stderr (a Rust panic message lands here).
     pub(crate) fn stderr_text(&self) -> String {
-        String::from_utf8_lossy(&self.stderr.contents())
-            .trim()
-            .to_string()
+        self.stderr
+            .as_ref()
+            .map(|pipe| String::from_utf8_lossy(&pipe.contents()).trim().to_string())
+            .unwrap_or_default()
     }
 
     fn deny(&mut self, message: String) -> http::HttpError {
@@ -150,8 +145,22 @@ impl CallState {
 
 impl WasiView for CallState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
+        let stderr = &mut self.stderr;
+        let ctx = self.wasi.get_or_insert_with(|| {
+            let pipe = MemoryOutputPipe::new(STDERR_CAPTURE);
+            *stderr = Some(pipe.clone());
+            // No preopened directories, no environment, no arguments, no
+            // stdin, stdout discarded, sockets and name lookup switched off:
+            // the guest's only way out is the `http` import below.
+            WasiCtx::builder()
+                .stderr(pipe)
+                .allow_tcp(false)
+                .allow_udp(false)
+                .allow_ip_name_lookup(false)
+                .build()
+        });
         WasiCtxView {
-            ctx: &mut self.wasi,
+            ctx,
             table: &mut self.table,
         }
     }

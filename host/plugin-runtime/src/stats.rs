@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
@@ -49,6 +50,18 @@ pub(crate) struct Stats {
     buckets: [AtomicU64; BUCKETS_US.len()],
     latency_sum_us: AtomicU64,
     latency_max_us: AtomicU64,
+    series: Series,
+}
+
+/// The plugin's Prometheus series, each looked up on its first use: a
+/// lookup builds and hashes its labels, several allocations on every call
+/// otherwise. The server installs its recorder before any plugin is called.
+#[derive(Default)]
+struct Series {
+    calls: [OnceLock<metrics::Counter>; LABELS.len()],
+    duration: OnceLock<metrics::Histogram>,
+    traps: OnceLock<metrics::Counter>,
+    timeouts: OnceLock<metrics::Counter>,
 }
 
 /// A snapshot of one plugin's counters.
@@ -79,17 +92,30 @@ impl Stats {
         self.buckets[b].fetch_add(1, Relaxed);
         self.latency_sum_us.fetch_add(us, Relaxed);
         self.latency_max_us.fetch_max(us, Relaxed);
-        let plugin = plugin.to_string();
-        metrics::counter!("outreach_plugin_calls_total", "plugin" => plugin.clone(), "result" => label).increment(1);
-        metrics::histogram!("outreach_plugin_call_duration_seconds", "plugin" => plugin.clone())
+        let series = &self.series;
+        let plugin = || plugin.to_string();
+        series.calls[i]
+            .get_or_init(|| {
+                metrics::counter!("outreach_plugin_calls_total", "plugin" => plugin(), "result" => LABELS[i])
+            })
+            .increment(1);
+        series
+            .duration
+            .get_or_init(|| {
+                metrics::histogram!("outreach_plugin_call_duration_seconds", "plugin" => plugin())
+            })
             .record(elapsed.as_secs_f64());
         match label {
-            "trap" | "out_of_memory" => {
-                metrics::counter!("outreach_plugin_traps_total", "plugin" => plugin).increment(1)
-            }
-            "timeout" => {
-                metrics::counter!("outreach_plugin_timeouts_total", "plugin" => plugin).increment(1)
-            }
+            "trap" | "out_of_memory" => series
+                .traps
+                .get_or_init(|| metrics::counter!("outreach_plugin_traps_total", "plugin" => plugin()))
+                .increment(1),
+            "timeout" => series
+                .timeouts
+                .get_or_init(|| {
+                    metrics::counter!("outreach_plugin_timeouts_total", "plugin" => plugin())
+                })
+                .increment(1),
             _ => {}
         }
     }

@@ -491,3 +491,55 @@ async fn each_reply_of_a_batch_is_its_own_call() {
     );
     assert_eq!(labels[2].as_deref(), Ok("ooo"));
 }
+
+#[tokio::test]
+async fn an_accounts_batches_share_a_warm_instance() {
+    let rt = runtime(None, GuardPolicy::strict(), true).await;
+    let replies = vec![
+        reply(&[], "Re: Quick question", "Sounds great, send me the deck."),
+        reply(&[], "Re: Quick question", "Not now, maybe next quarter."),
+        reply(&[], "Re: Quick question", "Bitte nehmen Sie mich aus dem Verteiler."),
+    ];
+    let labels = |answers: Vec<Result<outreach_plugin_runtime::ReplyVerdict, CallError>>| {
+        answers
+            .into_iter()
+            .map(|a| a.unwrap().label)
+            .collect::<Vec<_>>()
+    };
+    let fresh = labels(
+        rt.classify_replies("reply-classifier-rules", replies.clone(), None)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(fresh, ["interested", "not_now", "unsubscribe"]);
+    assert_eq!(rt.warm_instances(), 0, "a plain batch keeps nothing");
+
+    // The account's first batch leaves its instance warm, the next batches
+    // use it and give the same verdicts; another account gets its own.
+    for _ in 0..3 {
+        let warm = rt
+            .classify_account_replies("reply-classifier-rules", 1, replies.clone())
+            .await
+            .unwrap();
+        assert_eq!(labels(warm), fresh);
+        assert_eq!(rt.warm_instances(), 1);
+    }
+    rt.classify_account_replies("reply-classifier-rules", 2, replies.clone())
+        .await
+        .unwrap();
+    assert_eq!(rt.warm_instances(), 2);
+
+    // A classifier that uses AI gets a fresh instance every time.
+    let (rt, _dir) = with_echo().await;
+    let ai = rt
+        .classify_account_replies(
+            "echo-classifier",
+            1,
+            vec![reply(&[], "Re: Hi", "interested|0.9|m")],
+        )
+        .await
+        .unwrap();
+    // No bridge: the echo classifier cannot reach its AI.
+    assert!(ai[0].is_err(), "{ai:?}");
+    assert_eq!(rt.warm_instances(), 0);
+}

@@ -211,7 +211,8 @@ pub struct Verdict {
 /// Human replies with another classifier chosen (the operator's, or the LLM
 /// one) go to it one by one. Everything else, and whatever that classifier
 /// failed on, goes to the rules classifier one account at a time, each
-/// account's replies in one instance (see `classify_replies`).
+/// account's replies in one instance, kept warm for the account's next pass
+/// (see `classify_account_replies`).
 async fn classify_all(
     state: &AppState,
     pending: &[Pending],
@@ -248,11 +249,11 @@ async fn classify_all(
             by_account.entry(p.account_id).or_default().push(index);
         }
     }
-    for indexes in by_account.values() {
+    for (account_id, indexes) in &by_account {
         let batch = indexes.iter().map(|i| inputs[*i].clone()).collect();
         let answers: Vec<Option<_>> = match state
             .plugins
-            .classify_replies(RULES_CLASSIFIER, batch, None)
+            .classify_account_replies(RULES_CLASSIFIER, *account_id, batch)
             .await
         {
             Ok(answers) => answers.into_iter().map(Some).collect(),
