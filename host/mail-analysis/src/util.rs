@@ -166,7 +166,11 @@ pub(crate) fn fold(text: &str) -> String {
             } else {
                 c
             };
-            out.extend(c.to_lowercase());
+            if c.is_ascii() {
+                out.push(c.to_ascii_lowercase());
+            } else {
+                out.extend(c.to_lowercase());
+            }
         }
     }
     out

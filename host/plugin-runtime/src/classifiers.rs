@@ -8,8 +8,8 @@
 //! are in `domain_classifiers.rs`.
 
 use crate::ai::AiBridge;
-use crate::bindings::types::{self as wit, ClassifierMetadata, ReplyInput};
 use crate::bindings::reply_classifier::ReplyClassifier;
+use crate::bindings::types::{self as wit, ClassifierMetadata, ReplyInput};
 use crate::calls::GuestResult;
 use crate::error::CallError;
 use crate::manifest::PluginKind;

@@ -108,13 +108,15 @@ impl Stats {
         match label {
             "trap" | "out_of_memory" => series
                 .traps
-                .get_or_init(|| metrics::counter!("outreach_plugin_traps_total", "plugin" => plugin()))
+                .get_or_init(
+                    || metrics::counter!("outreach_plugin_traps_total", "plugin" => plugin()),
+                )
                 .increment(1),
             "timeout" => series
                 .timeouts
-                .get_or_init(|| {
-                    metrics::counter!("outreach_plugin_timeouts_total", "plugin" => plugin())
-                })
+                .get_or_init(
+                    || metrics::counter!("outreach_plugin_timeouts_total", "plugin" => plugin()),
+                )
                 .increment(1),
             _ => {}
         }

@@ -89,9 +89,10 @@ impl WarmInstances {
         let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
         let mut dropped = sweep(&mut kept);
         // Another batch of the account may have kept one meanwhile.
-        if let Some(i) = kept.iter().position(|w| {
-            Arc::ptr_eq(&w.plugin, &warm.plugin) && w.account_id == warm.account_id
-        }) {
+        if let Some(i) = kept
+            .iter()
+            .position(|w| Arc::ptr_eq(&w.plugin, &warm.plugin) && w.account_id == warm.account_id)
+        {
             dropped.push(kept.swap_remove(i));
         }
         if kept.len() >= MAX_WARM
@@ -111,7 +112,10 @@ impl WarmInstances {
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.kept.lock().unwrap_or_else(PoisonError::into_inner).len()
+        self.kept
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 }
 

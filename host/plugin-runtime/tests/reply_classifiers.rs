@@ -498,7 +498,11 @@ async fn an_accounts_batches_share_a_warm_instance() {
     let replies = vec![
         reply(&[], "Re: Quick question", "Sounds great, send me the deck."),
         reply(&[], "Re: Quick question", "Not now, maybe next quarter."),
-        reply(&[], "Re: Quick question", "Bitte nehmen Sie mich aus dem Verteiler."),
+        reply(
+            &[],
+            "Re: Quick question",
+            "Bitte nehmen Sie mich aus dem Verteiler.",
+        ),
     ];
     let labels = |answers: Vec<Result<outreach_plugin_runtime::ReplyVerdict, CallError>>| {
         answers
