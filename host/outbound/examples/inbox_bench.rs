@@ -74,6 +74,19 @@ fn message(i: usize, to: &str, original: &str, samples: &[(String, String)]) -> 
     .into_bytes()
 }
 
+/// Moves SQLite's write-ahead log into the database file, so the reference
+/// and the pipeline each start from an empty log instead of one of them
+/// paying for the set-up's checkpoint (the reference varied from 4,400 to
+/// 15,900 messages a second without it).
+async fn checkpoint(app: &TestApp) {
+    if app.state.db.backend == outreach_core::store::Backend::Sqlite {
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(&app.state.db.pool)
+            .await
+            .unwrap();
+    }
+}
+
 #[tokio::main]
 async fn main() {
     let replies = reply_count();
@@ -174,6 +187,7 @@ async fn main() {
     .execute(&app.state.db.pool)
     .await
     .unwrap();
+    checkpoint(&app).await;
     let started = Instant::now();
     let mut parts = 0usize;
     for raw in &raws {
@@ -200,6 +214,7 @@ async fn main() {
     let reference = started.elapsed();
     assert!(parts >= replies);
 
+    checkpoint(&app).await;
     let inbox = app.state.ext::<Inbox>();
     let mailbox = Mailbox {
         account_id: a.account_id,

@@ -161,7 +161,8 @@ impl PluginRuntime {
             let (store, slot) = match session {
                 Some(s) => (s.store, s.slot),
                 None => {
-                    let slot = self.inner.slots.clone().acquire_owned().await;
+                    let slot = (self.inner.slots.clone().acquire_owned().await)
+                        .expect("the slot semaphore is never closed");
                     (self.new_store(p, extra_rule, timeout), slot)
                 }
             };
@@ -179,11 +180,7 @@ impl PluginRuntime {
             Ok((store, slot, result)) => {
                 let healthy = result.is_ok();
                 let outcome = classify(&store, result, p);
-                let session = match slot {
-                    Ok(slot) if healthy => Some(Session { store, slot }),
-                    _ => None,
-                };
-                (outcome, session)
+                (outcome, healthy.then_some(Session { store, slot }))
             }
         };
         if record {

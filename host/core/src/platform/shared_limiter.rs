@@ -13,7 +13,8 @@
 //! until it ends. Burst requests past the limit
 //! are reserved one at a time too, so the 5-second rule holds across
 //! servers. Unused reservations are returned at shutdown; a crash strands
-//! at most one block per server and window, counted but never served.
+//! at most two blocks per server and window (one reserved ahead, see
+//! [`SharedLimiter::reserve_ahead`]), counted but never served.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -61,6 +62,10 @@ struct Local {
     /// The row refused: refusals last until the window ends (a burst only
     /// ever ends, and other servers never give units back while running).
     exhausted: bool,
+    /// The size of the last block reserved.
+    last_grant: u64,
+    /// The next block is being reserved ahead.
+    ahead: bool,
 }
 
 /// One limit's window, as [`SharedLimiter::take`] is asked about it.
@@ -78,22 +83,48 @@ pub struct Window<'a> {
 type WindowKey = (String, i64);
 
 #[derive(Debug)]
-pub struct SharedLimiter {
+pub struct SharedLimiter(Arc<Blocks>);
+
+/// This server's blocks, shared with the tasks that reserve ahead.
+#[derive(Debug)]
+pub struct Blocks {
     db: Db,
     clock: SharedClock,
     local: Mutex<HashMap<WindowKey, Local>>,
     /// One reservation per window in flight at a time on this server.
     refills: Mutex<HashMap<WindowKey, Arc<tokio::sync::Mutex<()>>>>,
+    /// Blocks reserved ahead so far, for tests and diagnostics.
+    reserved_ahead: std::sync::atomic::AtomicU64,
 }
+
+impl std::ops::Deref for SharedLimiter {
+    type Target = Blocks;
+
+    fn deref(&self) -> &Blocks {
+        &self.0
+    }
+}
+
+/// Blocks of at least this many requests are refilled ahead (see
+/// [`SharedLimiter::reserve_ahead`]); smaller ones, near the limit, are
+/// reserved when they are needed.
+const AHEAD_FROM: u64 = 8;
 
 impl SharedLimiter {
     pub fn new(db: Db, clock: SharedClock) -> SharedLimiter {
-        SharedLimiter {
+        SharedLimiter(Arc::new(Blocks {
             db,
             clock,
             local: Mutex::new(HashMap::new()),
             refills: Mutex::new(HashMap::new()),
-        }
+            reserved_ahead: Default::default(),
+        }))
+    }
+
+    /// How many blocks this server has reserved ahead of need.
+    pub fn reserved_ahead(&self) -> u64 {
+        self.reserved_ahead
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Counts one request in `window`, a window that starts from zero (the
@@ -120,20 +151,17 @@ impl SharedLimiter {
         seed: Option<impl Future<Output = sqlx::Result<u64>>>,
     ) -> sqlx::Result<Grant> {
         let key = (window.scope.to_string(), window.start);
-        if let Some(grant) = self.serve_from_block(&key) {
+        if let Some((grant, ahead)) = self.serve_from_block(&key) {
+            if ahead {
+                self.reserve_ahead(key, window);
+            }
             return Ok(grant);
         }
         // Requests that find the block empty wait for one reservation and
         // then serve from it, instead of all asking the database at once.
-        let gate = self
-            .refills
-            .lock()
-            .unwrap()
-            .entry(key.clone())
-            .or_default()
-            .clone();
+        let gate = self.gate(&key);
         let _refilling = gate.lock().await;
-        if let Some(grant) = self.serve_from_block(&key) {
+        if let Some((grant, _)) = self.serve_from_block(&key) {
             return Ok(grant);
         }
         let (granted, used) = match self.reserve_block(window, seed.is_none()).await? {
@@ -154,8 +182,11 @@ impl SharedLimiter {
             used_seen: used,
             ends_at: window.ends_at,
             exhausted: false,
+            last_grant: 0,
+            ahead: false,
         });
         entry.used_seen = entry.used_seen.max(used);
+        entry.last_grant = granted;
         if granted == 0 {
             entry.exhausted = true;
             return Ok(Grant {
@@ -171,25 +202,87 @@ impl SharedLimiter {
         })
     }
 
+    /// Reserves the window's next block in the background while the
+    /// current one still serves, so the request that empties a block does
+    /// not wait for the database (it set the slowest requests' latency).
+    /// The reservation is the same statement a waiting request makes, under
+    /// the same one-per-window gate, so the servers still grant exactly
+    /// what the limit allows; a crash may now strand two blocks per server
+    /// and window instead of one. At the limit it reserves nothing and the
+    /// next request decides under the row lock, as before.
+    fn reserve_ahead(&self, key: WindowKey, w: Window<'_>) {
+        let blocks = self.0.clone();
+        let (scope, start, ends_at, limit, burst) =
+            (w.scope.to_owned(), w.start, w.ends_at, w.limit, w.burst);
+        tokio::spawn(async move {
+            let gate = blocks.gate(&key);
+            let _refilling = gate.lock().await;
+            let window = Window {
+                scope: &scope,
+                start,
+                ends_at,
+                limit,
+                burst,
+            };
+            let reserved = blocks.reserve_block(window, false).await;
+            let mut local = blocks.local.lock().unwrap();
+            let Some(entry) = local.get_mut(&key) else {
+                return;
+            };
+            entry.ahead = false;
+            match reserved {
+                Ok(Some((granted, used))) => {
+                    blocks
+                        .reserved_ahead
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    entry.available += granted;
+                    entry.used_seen = entry.used_seen.max(used);
+                    entry.last_grant = granted;
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = %e, scope, "reserving a limit block ahead failed"),
+            }
+        });
+    }
+}
+
+impl Blocks {
     /// Serves from this server's block, or refuses a used-up window;
-    /// `None` when a reservation is needed.
-    fn serve_from_block(&self, key: &WindowKey) -> Option<Grant> {
+    /// `None` when a reservation is needed. The flag asks for the next
+    /// block to be reserved ahead: a quarter of the last one is left.
+    fn serve_from_block(&self, key: &WindowKey) -> Option<(Grant, bool)> {
         let mut local = self.local.lock().unwrap();
         let entry = local.get_mut(key)?;
         if entry.exhausted {
-            return Some(Grant {
+            let refused = Grant {
                 allowed: false,
                 used: entry.used_seen,
-            });
+            };
+            return Some((refused, false));
         }
         if entry.available == 0 {
             return None;
         }
         entry.available -= 1;
-        Some(Grant {
+        let ahead = !entry.ahead
+            && entry.last_grant >= AHEAD_FROM
+            && entry.available <= entry.last_grant / 4;
+        entry.ahead |= ahead;
+        let grant = Grant {
             allowed: true,
             used: entry.used_seen - entry.available,
-        })
+        };
+        Some((grant, ahead))
+    }
+
+    /// The gate that lets one reservation of a window run at a time.
+    fn gate(&self, key: &WindowKey) -> Arc<tokio::sync::Mutex<()>> {
+        self.refills
+            .lock()
+            .unwrap()
+            .entry(key.clone())
+            .or_default()
+            .clone()
     }
 
     /// The common case in one statement: below the limit, adds a block to
@@ -233,7 +326,9 @@ impl SharedLimiter {
         let granted: i64 = row.try_get("last_grant")?;
         Ok(Some((granted.max(0) as u64, used.max(0) as u64)))
     }
+}
 
+impl SharedLimiter {
     /// Reserves under a row lock (creating the row from `seed`, or from zero
     /// without one): a block below the limit, one burst request past it, or
     /// nothing. Returns `(granted, used after)`.

@@ -231,6 +231,42 @@ async fn two_servers_grant_exactly_what_one_grants() {
     assert_eq!(ok, 100);
 }
 
+/// With a limit large enough for blocks, each server reserves its next
+/// block ahead while the current one serves; the two still grant exactly
+/// the limit and its burst.
+#[tokio::test]
+async fn blocks_reserved_ahead_keep_the_grant_exact() {
+    let a = TestApp::new().await;
+    if a.state.db.backend != Backend::Postgres {
+        return;
+    }
+    let b = a.another_server().await;
+    let acct = a.account(Plan::Enterprise).await;
+    let servers = [&a, &b];
+    let mut ok = 0;
+    for i in 0..2_100 {
+        let status = servers[i % 2]
+            .get("/v1/account", &acct.api_key)
+            .await
+            .status;
+        if status == 200 {
+            ok += 1;
+        }
+        if i % 100 == 0 {
+            // Let the reservations ahead run.
+            tokio::task::yield_now().await;
+        }
+    }
+    // 1,000 a minute plus the burst to 2x within five seconds (the clock
+    // stands still).
+    assert_eq!(ok, 2_000);
+    let ahead: u64 = servers
+        .iter()
+        .map(|s| s.state.limits.shared.as_ref().unwrap().reserved_ahead())
+        .sum();
+    assert!(ahead > 0, "no block was reserved ahead");
+}
+
 /// The migration's backfill turns existing raw rows into rollups and
 /// monthly totals (run again here on rows inserted after the migration).
 #[tokio::test]
