@@ -132,7 +132,11 @@ fn main() {
             (ip50.saturating_sub(np50)).as_secs_f64() * 1e6
         );
 
-        // Start of the runtime with all first-party components.
+        // Start of the runtime with all first-party components (skipped
+        // with BENCH_CALLS_ONLY, for profiling the calls alone).
+        if std::env::var_os("BENCH_CALLS_ONLY").is_some() {
+            return;
+        }
         let cache = tempfile::tempdir().unwrap();
         for label in [
             "cold (compile + cache)",
