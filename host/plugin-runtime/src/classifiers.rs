@@ -292,7 +292,7 @@ impl PluginRuntime {
     ///
     /// A component starts from scratch in every instance, so whatever it
     /// builds on first use (the rules classifier compiles its phrase
-    /// patterns, about 17 ms) is built once per batch rather than once per
+    /// patterns) is built once per batch rather than once per
     /// reply. Each reply is still its own call with its own CPU budget and
     /// AI-call allowance; the wall-clock timeout is the manifest's times
     /// the number of replies. Sharing an instance shares the guest's memory
