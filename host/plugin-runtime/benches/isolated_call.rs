@@ -1,6 +1,8 @@
 //! Isolated call vs native call of the same logic, in the same run.
 //!
-//! `cargo bench -p outreach-plugin-runtime --bench isolated_call`
+//! `cargo bench -p outreach -p outreach-plugin-runtime --bench isolated_call`
+//! (the server named too, so the bench is built with the release build's
+//! features and reuses its wasmtime).
 //!
 //! Each isolated call builds a fresh store from the cached `InstancePre`,
 //! instantiates the trivial Rust component (pooling allocator), calls
