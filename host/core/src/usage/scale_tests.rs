@@ -189,6 +189,18 @@ async fn operator_limits_apply_and_are_reported() {
     assert_eq!(l["current_usage"]["monthly_queries_limit"], 30);
 }
 
+/// Sends `requests` calls of `GET /v1/account` with `key`, alternating
+/// between `servers`, and says how many were answered 200.
+async fn granted(servers: [&TestApp; 2], key: &str, requests: usize) -> usize {
+    let mut ok = 0;
+    for i in 0..requests {
+        if servers[i % 2].get("/v1/account", key).await.status == 200 {
+            ok += 1;
+        }
+    }
+    ok
+}
+
 /// Two servers on one PostgreSQL database, taking alternate requests for one
 /// key, grant exactly what one server grants: the minute limit with its
 /// burst, then the monthly quota. (On SQLite one process enforces limits.)
@@ -201,32 +213,13 @@ async fn two_servers_grant_exactly_what_one_grants() {
     let b = a.another_server().await;
     let acct = a.account(Plan::Free).await;
     let servers = [&a, &b];
-    let mut ok = 0;
-    for i in 0..40 {
-        if servers[i % 2]
-            .get("/v1/account", &acct.api_key)
-            .await
-            .status
-            == 200
-        {
-            ok += 1;
-        }
-    }
+    let mut ok = granted(servers, &acct.api_key, 40).await;
     // 10 per minute plus the burst to 2x within five seconds.
     assert_eq!(ok, 20);
     // The rest of the Free quota of 100, over later minutes.
-    for i in 0..200 {
-        if i % 10 == 0 {
-            a.clock.advance(Duration::from_secs(60));
-        }
-        if servers[i % 2]
-            .get("/v1/account", &acct.api_key)
-            .await
-            .status
-            == 200
-        {
-            ok += 1;
-        }
+    for _ in 0..20 {
+        a.clock.advance(Duration::from_secs(60));
+        ok += granted(servers, &acct.api_key, 10).await;
     }
     assert_eq!(ok, 100);
 }
@@ -244,18 +237,10 @@ async fn blocks_reserved_ahead_keep_the_grant_exact() {
     let acct = a.account(Plan::Enterprise).await;
     let servers = [&a, &b];
     let mut ok = 0;
-    for i in 0..2_100 {
-        let status = servers[i % 2]
-            .get("/v1/account", &acct.api_key)
-            .await
-            .status;
-        if status == 200 {
-            ok += 1;
-        }
-        if i % 100 == 0 {
-            // Let the reservations ahead run.
-            tokio::task::yield_now().await;
-        }
+    for _ in 0..21 {
+        ok += granted(servers, &acct.api_key, 100).await;
+        // Let the reservations ahead run.
+        tokio::task::yield_now().await;
     }
     // 1,000 a minute plus the burst to 2x within five seconds (the clock
     // stands still).

@@ -320,13 +320,15 @@ async fn a_batch_stores_its_replies_and_progress_together() {
         unreachable!()
     };
     assert_eq!(a, b, "the follow-up joins the thread the batch opened");
-    let count = scalar(
-        &w.app,
-        "SELECT message_count FROM inbox_threads WHERE id = $1",
-        &[*a],
-    )
-    .await;
-    assert_eq!(count, 2);
+    let message_count = async || {
+        scalar(
+            &w.app,
+            "SELECT message_count FROM inbox_threads WHERE id = $1",
+            &[*a],
+        )
+        .await
+    };
+    assert_eq!(message_count().await, 2);
     let saved = scalar(
         &w.app,
         "SELECT inbox_last_uid FROM send_accounts WHERE id = $1",
@@ -349,11 +351,5 @@ async fn a_batch_stores_its_replies_and_progress_together() {
             Ingested::Unmatched
         ]
     );
-    let count = scalar(
-        &w.app,
-        "SELECT message_count FROM inbox_threads WHERE id = $1",
-        &[*a],
-    )
-    .await;
-    assert_eq!(count, 2);
+    assert_eq!(message_count().await, 2);
 }
