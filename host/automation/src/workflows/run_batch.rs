@@ -2,6 +2,8 @@
 //! database as one multi-row statement per chunk of `ROWS`, because on
 //! SQLite every statement is a round trip to the connection's thread, and
 //! those trips, not SQLite's work, set the pace of a busy server (P4).
+//! Their placeholders come from [`value_rows`]: anonymous on SQLite, where
+//! sqlx would otherwise look each `$N` up by name.
 
 use std::collections::{HashMap, HashSet};
 
@@ -10,20 +12,10 @@ use sqlx::AnyConnection;
 
 use super::run_writer::{CheckpointWrite, FinishWrite};
 use super::runs::{self, NewRun};
+use outreach_core::store::{Backend, value_rows};
 
 /// Rows per statement: far under both databases' placeholder limits.
 pub const ROWS: usize = 64;
-
-/// `($1, $2, ...), ($n, ...)`: `rows` tuples of `width` placeholders.
-fn tuples(rows: usize, width: usize) -> String {
-    (0..rows)
-        .map(|r| {
-            let cells: Vec<String> = (1..=width).map(|c| format!("${}", r * width + c)).collect();
-            format!("({})", cells.join(", "))
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
 
 /// A statement whose text depends on the chunk's size stays out of sqlx's
 /// statement cache, which would otherwise keep one per size.
@@ -42,7 +34,7 @@ pub async fn enqueue(conn: &mut AnyConnection, new: &[(&NewRun, i64)]) -> sqlx::
     let sql = format!(
         "INSERT INTO workflow_runs (workflow_id, account_id, status, trigger_event, trigger_data, \
          domain_count, checkpoint, rerun_of, due_at, created_at) VALUES {} RETURNING id",
-        tuples(new.len(), 10)
+        value_rows(Backend::of(conn), new.len(), 10)
     );
     let mut q = query(sql);
     for (run, now) in new {
@@ -82,7 +74,7 @@ pub async fn checkpoints(
         "UPDATE workflow_runs SET checkpoint = v.column2, actions_executed = v.column3, \
          domain_count = v.column4, lease_until = v.column5 FROM (VALUES {}) AS v \
          WHERE id = v.column1 AND lease_owner = v.column6 AND status = 'running' RETURNING id",
-        tuples(writes.len(), 6)
+        value_rows(Backend::of(conn), writes.len(), 6)
     );
     let mut q = query(sql);
     for c in writes {
@@ -111,7 +103,7 @@ pub async fn finishes(
          actions_executed = v.column5, domain_count = v.column6, finished_at = v.column7, \
          lease_owner = NULL, lease_until = NULL FROM (VALUES {}) AS v \
          WHERE id = v.column1 AND lease_owner = v.column8 AND status = 'running' RETURNING id",
-        tuples(writes.len(), 8)
+        value_rows(Backend::of(conn), writes.len(), 8)
     );
     let mut q = query(sql);
     for f in writes {
@@ -151,7 +143,7 @@ pub async fn events(conn: &mut AnyConnection, events: &[Event<'_>]) -> sqlx::Res
     let sql = format!(
         "INSERT INTO workflow_run_events (run_id, seq, name, data) VALUES {} \
          ON CONFLICT (run_id, seq) DO NOTHING",
-        tuples(events.len(), 4)
+        value_rows(Backend::of(conn), events.len(), 4)
     );
     let mut q = query(sql);
     for (run_id, seq, name, data) in events {

@@ -25,6 +25,18 @@ pub enum Backend {
     Postgres,
 }
 
+impl Backend {
+    /// The backend of a connection, for statements built on a connection
+    /// (a caller's transaction) rather than on a [`Db`].
+    pub fn of(conn: &sqlx::AnyConnection) -> Backend {
+        if conn.backend_name().eq_ignore_ascii_case("sqlite") {
+            Backend::Sqlite
+        } else {
+            Backend::Postgres
+        }
+    }
+}
+
 /// How long a SQLite connection waits for another one's write lock before
 /// failing with SQLITE_BUSY. The usage writer shortens it for its own
 /// transaction and restores this value afterwards.
