@@ -87,7 +87,7 @@ wrk -t2 -c"$CONNECTIONS" -d"$DURATION" -s "$WORK/get.lua" "$BASE/healthz" |
     grep '^RESULT' >"$WORK/healthz.txt"
 PERF_PID=""
 if [ -n "${BENCH_PERF:-}" ]; then
-    perf record -F 999 -g -p "$SERVER_PID" -o "$BENCH_PERF" >/dev/null 2>&1 &
+    perf record -F ${BENCH_PERF_HZ:-999} ${BENCH_PERF_CALLGRAPH:--g} -p "$SERVER_PID" -o "$BENCH_PERF" >/dev/null 2>&1 &
     PERF_PID=$!
 fi
 wrk -t2 -c"$CONNECTIONS" -d"$DURATION" -s "$WORK/post.lua" "$BASE/v1/workflows/incoming/$TOKEN" |

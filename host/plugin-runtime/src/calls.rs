@@ -537,8 +537,10 @@ impl PluginRuntime {
     }
 
     /// The loaded component of a workflow action type: looked up in the
-    /// registry without listing every plugin, since a run asks for each
-    /// component action it executes.
+    /// registry without listing every plugin or copying its descriptor,
+    /// since a run asks for each component action it executes (the
+    /// descriptor's schema is a JSON tree; copying it was a twentieth of a
+    /// busy server's CPU).
     pub fn workflow_action_type(&self, type_name: &str) -> Option<WorkflowActionType> {
         let registry = self
             .inner
@@ -550,7 +552,6 @@ impl PluginRuntime {
                 Some(WorkflowActionType {
                     plugin_id: p.manifest.id.clone(),
                     sha256: p.sha256.clone(),
-                    descriptor: d.clone(),
                     network: !p.manifest.allowed_hosts.is_empty(),
                 })
             }
@@ -635,7 +636,6 @@ pub struct WorkflowActionType {
     pub plugin_id: String,
     /// The component's hash: a new version of the plugin is a new key.
     pub sha256: String,
-    pub descriptor: ActionDescriptor,
     /// Whether its manifest allows any host: without one the component
     /// can reach nothing outside its sandbox, so running it again has no
     /// effect but its output.

@@ -201,11 +201,11 @@ pub enum Source {
     Plugin { plugin_id: String },
 }
 
-/// A resolved type: its source and its schema.
+/// A resolved type: its source and the version of its schema (the schema
+/// itself is read when its validator is first compiled).
 #[derive(Debug, Clone)]
 pub struct ResolvedType {
     pub source: Source,
-    pub schema: Value,
     /// Names this version of the schema: `built-in`, or the component's
     /// hash (a replaced plugin gets a new validator).
     pub version: String,
@@ -228,10 +228,9 @@ impl ActionCatalog {
     /// The type `name`: built-ins first (a component cannot shadow one),
     /// then the loaded components.
     pub fn resolve(&self, plugins: &PluginRuntime, name: &str) -> Option<ResolvedType> {
-        if let Some((_, _, schema)) = built_in(name) {
+        if BUILT_IN.contains(&name) {
             return Some(ResolvedType {
                 source: Source::BuiltIn,
-                schema,
                 version: "built-in".to_owned(),
                 effects: has_effects(plugins, name),
             });
@@ -241,7 +240,6 @@ impl ActionCatalog {
             source: Source::Plugin {
                 plugin_id: found.plugin_id,
             },
-            schema: found.descriptor.config_schema,
             version: found.sha256,
             effects: found.network,
         })
@@ -251,12 +249,13 @@ impl ActionCatalog {
     /// field under `at` (for example `actions[2].config`).
     pub fn check(
         &self,
+        plugins: &PluginRuntime,
         type_name: &str,
         resolved: &ResolvedType,
         config: &Value,
         at: &str,
     ) -> Result<(), String> {
-        let validator = self.validator(type_name, resolved)?;
+        let validator = self.validator(plugins, type_name, resolved)?;
         // A placeholder stands for a value the installer fills in later
         // (`placeholders.rs`): whatever the schema says of that field, it
         // is checked again when the workflow is saved with the value.
@@ -280,6 +279,7 @@ impl ActionCatalog {
 
     fn validator(
         &self,
+        plugins: &PluginRuntime,
         type_name: &str,
         resolved: &ResolvedType,
     ) -> Result<Arc<jsonschema::Validator>, String> {
@@ -288,8 +288,16 @@ impl ActionCatalog {
         if let Some(v) = cache.get(&key) {
             return Ok(v.clone());
         }
+        let schema = match &resolved.source {
+            Source::BuiltIn => built_in(type_name).map(|(_, _, schema)| schema),
+            Source::Plugin { plugin_id } => plugins
+                .workflow_action_describe(plugin_id)
+                .ok()
+                .map(|d| d.config_schema),
+        }
+        .ok_or_else(|| format!("action type {type_name} is no longer loaded"))?;
         let v =
-            Arc::new(jsonschema::validator_for(&resolved.schema).map_err(|e| {
+            Arc::new(jsonschema::validator_for(&schema).map_err(|e| {
                 format!("action type {type_name} has an invalid config schema: {e}")
             })?);
         cache.insert(key, v.clone());

@@ -263,6 +263,7 @@ fn check_action(
     };
     catalog
         .check(
+            plugins,
             &action.action_type,
             &resolved,
             &action.config,

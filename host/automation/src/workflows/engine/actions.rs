@@ -547,7 +547,7 @@ async fn component(
         )));
     };
     catalog
-        .check(type_name, &resolved, config, "config")
+        .check(&state.plugins, type_name, &resolved, config, "config")
         .map_err(Failure::fatal)?;
     let Source::Plugin { plugin_id } = resolved.source else {
         return Err(Failure::fatal(format!("'{type_name}' is not a component")));
