@@ -19,7 +19,9 @@
 # vCPU); BENCH_ENFORCE=0 only reports.
 # Environment: BENCH_DURATION (10s), BENCH_CONNECTIONS (32), OUTREACH_BIN
 # (skip the release build), CARGO_TARGET_DIR, BENCH_PERF (a file: records
-# the server's CPU profile with `perf record -g` during the measured load).
+# the server's CPU profile with `perf record -g` during the measured load),
+# BENCH_PERF_HZ (999), BENCH_PERF_CALLGRAPH (-g; the release binary has no
+# frame pointers, so name callers with '--call-graph dwarf,32768').
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
