@@ -82,6 +82,24 @@ pub struct Window<'a> {
 /// A window of one limit: its scope and start.
 type WindowKey = (String, i64);
 
+/// A [`WindowKey`] borrowed from a request's [`Window`], so serving from a
+/// block allocates nothing. It hashes as the tuple does (each field in
+/// order), which `Equivalent` lookups require.
+struct WindowRef<'a>(&'a str, i64);
+
+impl std::hash::Hash for WindowRef<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+        self.1.hash(state);
+    }
+}
+
+impl hashbrown::Equivalent<WindowKey> for WindowRef<'_> {
+    fn equivalent(&self, key: &WindowKey) -> bool {
+        self.1 == key.1 && self.0 == key.0
+    }
+}
+
 #[derive(Debug)]
 pub struct SharedLimiter(Arc<Blocks>);
 
@@ -90,7 +108,7 @@ pub struct SharedLimiter(Arc<Blocks>);
 pub struct Blocks {
     db: Db,
     clock: SharedClock,
-    local: Mutex<HashMap<WindowKey, Local>>,
+    local: Mutex<hashbrown::HashMap<WindowKey, Local>>,
     /// One reservation per window in flight at a time on this server.
     refills: Mutex<HashMap<WindowKey, Arc<tokio::sync::Mutex<()>>>>,
     /// Blocks reserved ahead so far, for tests and diagnostics.
@@ -115,7 +133,7 @@ impl SharedLimiter {
         SharedLimiter(Arc::new(Blocks {
             db,
             clock,
-            local: Mutex::new(HashMap::new()),
+            local: Mutex::new(hashbrown::HashMap::new()),
             refills: Mutex::new(HashMap::new()),
             reserved_ahead: Default::default(),
         }))
@@ -145,23 +163,33 @@ impl SharedLimiter {
         self.take_with(window, Some(seed)).await
     }
 
+    /// The common case, without the database: serves one request from
+    /// this server's block of `window` (or refuses a used-up window).
+    /// `None` when a reservation is needed: then [`SharedLimiter::take`].
+    /// Callers try this first so the reservation's large future is built
+    /// (and boxed) only when it runs.
+    pub fn serve(&self, window: Window<'_>) -> Option<Grant> {
+        let (grant, ahead) = self.serve_from_block(&WindowRef(window.scope, window.start))?;
+        if ahead {
+            self.reserve_ahead((window.scope.to_owned(), window.start), window);
+        }
+        Some(grant)
+    }
+
     async fn take_with(
         &self,
         window: Window<'_>,
         seed: Option<impl Future<Output = sqlx::Result<u64>>>,
     ) -> sqlx::Result<Grant> {
-        let key = (window.scope.to_string(), window.start);
-        if let Some((grant, ahead)) = self.serve_from_block(&key) {
-            if ahead {
-                self.reserve_ahead(key, window);
-            }
+        if let Some(grant) = self.serve(window) {
             return Ok(grant);
         }
+        let key = (window.scope.to_string(), window.start);
         // Requests that find the block empty wait for one reservation and
         // then serve from it, instead of all asking the database at once.
         let gate = self.gate(&key);
         let _refilling = gate.lock().await;
-        if let Some((grant, _)) = self.serve_from_block(&key) {
+        if let Some((grant, _)) = self.serve_from_block(&WindowRef(&key.0, key.1)) {
             return Ok(grant);
         }
         let (granted, used) = match self.reserve_block(window, seed.is_none()).await? {
@@ -250,7 +278,7 @@ impl Blocks {
     /// Serves from this server's block, or refuses a used-up window;
     /// `None` when a reservation is needed. The flag asks for the next
     /// block to be reserved ahead: a quarter of the last one is left.
-    fn serve_from_block(&self, key: &WindowKey) -> Option<(Grant, bool)> {
+    fn serve_from_block(&self, key: &WindowRef<'_>) -> Option<(Grant, bool)> {
         let mut local = self.local.lock().unwrap();
         let entry = local.get_mut(key)?;
         if entry.exhausted {
@@ -403,7 +431,7 @@ impl SharedLimiter {
             .local
             .lock()
             .unwrap()
-            .get(&(scope.to_string(), start))
+            .get(&WindowRef(scope, start))
             .map_or(0, |l| l.available);
         Ok((used.unwrap_or(0).max(0) as u64).saturating_sub(held))
     }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
-use sqlx::{AnyPool, Executor};
+use sqlx::{AnyPool, Connection, Executor};
 
 mod args;
 pub mod migrate;
@@ -42,6 +42,10 @@ impl Backend {
 /// transaction and restores this value afterwards.
 pub const SQLITE_BUSY_TIMEOUT_MS: u64 = 10_000;
 
+/// A PostgreSQL connection idle at least this long is pinged before it is
+/// lent again (a server restart or an idle-session timeout closes it).
+const PING_AFTER_IDLE: Duration = Duration::from_secs(10);
+
 /// A cloneable database handle: the pool plus the backend it speaks.
 #[derive(Clone, Debug)]
 pub struct Db {
@@ -61,7 +65,16 @@ impl Db {
         } else {
             anyhow::bail!("unsupported database_url scheme (use sqlite:// or postgres://)");
         };
-        let options = AnyPoolOptions::new().acquire_timeout(Duration::from_secs(10));
+        // sqlx pings a connection before lending it and again when it comes
+        // back; the second ping already proves a connection that was used
+        // moments ago, so only one idle for a while is pinged before use
+        // (the pattern sqlx documents for `before_acquire`). On PostgreSQL
+        // each ping was a round trip as long as the query it guarded, and
+        // the limiter's block reservations paid it on every request path.
+        // A SQLite connection is an in-process handle: nothing to detect.
+        let options = AnyPoolOptions::new()
+            .acquire_timeout(Duration::from_secs(10))
+            .test_before_acquire(false);
         let pool = match backend {
             Backend::Sqlite => {
                 // WAL lets readers proceed while one writer commits; the busy timeout
@@ -88,7 +101,20 @@ impl Db {
                     .connect(&url)
                     .await
             }
-            Backend::Postgres => options.max_connections(16).connect(url).await,
+            Backend::Postgres => {
+                options
+                    .max_connections(16)
+                    .before_acquire(|conn, meta| {
+                        Box::pin(async move {
+                            if meta.idle_for >= PING_AFTER_IDLE {
+                                conn.ping().await?;
+                            }
+                            Ok(true)
+                        })
+                    })
+                    .connect(url)
+                    .await
+            }
         }
         .with_context(|| format!("connecting to {}", redact_url(url)))?;
         Ok(Db { pool, backend })

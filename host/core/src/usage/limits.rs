@@ -81,16 +81,19 @@ async fn window(
     let now = state.clock.now_ms();
     let start = window_start(now, len_ms);
     let reset_at_ms = start + len_ms;
-    // Boxed: the reservation's database future is large, and most requests
-    // are served from the block in memory without it.
-    let grant = Box::pin(shared.take(Window {
+    let window = Window {
         scope: subject,
         start,
         ends_at: reset_at_ms,
         limit,
         burst,
-    }))
-    .await?;
+    };
+    // Most requests are served from the block in memory; the reservation's
+    // database future is large, so it is built and boxed only when needed.
+    let grant = match shared.serve(window) {
+        Some(grant) => grant,
+        None => Box::pin(shared.take(window)).await?,
+    };
     let clamp = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
     Ok(Decision {
         allowed: grant.allowed,

@@ -80,11 +80,20 @@ impl QuotaCounters {
                     limit: quota,
                     burst: None,
                 };
-                let seed = async {
-                    Ok(store::billable_since(&state.db, subject, period_start).await? as u64)
+                // Served from the block in memory, else reserved (boxed, as
+                // the per-key windows' reservations are).
+                let grant = match shared.serve(window) {
+                    Some(grant) => grant,
+                    None => {
+                        let seed = async {
+                            Ok(
+                                store::billable_since(&state.db, subject, period_start).await?
+                                    as u64,
+                            )
+                        };
+                        Box::pin(shared.take_seeded(window, seed)).await?
+                    }
                 };
-                // Boxed, as the per-key windows' reservations are.
-                let grant = Box::pin(shared.take_seeded(window, seed)).await?;
                 grant.allowed.then_some(grant.used)
             }
             None => match self.take_current(subject, quota, period_start) {

@@ -252,6 +252,31 @@ async fn blocks_reserved_ahead_keep_the_grant_exact() {
     assert!(ahead > 0, "no block was reserved ahead");
 }
 
+/// A server serves the requests after a reservation from its block in
+/// memory: 50 requests of one key reserve one block of the minute window
+/// and at most one ahead (125 and 109 of the 1,000), not a block each.
+#[tokio::test]
+async fn requests_after_a_reservation_are_served_from_the_block() {
+    let a = TestApp::new().await;
+    if a.state.db.backend != Backend::Postgres {
+        return;
+    }
+    let acct = a.account(Plan::Enterprise).await;
+    for _ in 0..50 {
+        assert_eq!(a.get("/v1/account", &acct.api_key).await.status, 200);
+        tokio::task::yield_now().await;
+    }
+    let reserved = count(
+        &a,
+        "SELECT COALESCE(MAX(used), 0) FROM limit_windows WHERE scope LIKE 'minute:key:%'",
+    )
+    .await;
+    assert!(
+        (125..=234).contains(&reserved),
+        "the minute row counts {reserved}: requests were not served from the block"
+    );
+}
+
 /// The migration's backfill turns existing raw rows into rollups and
 /// monthly totals (run again here on rows inserted after the migration).
 #[tokio::test]
