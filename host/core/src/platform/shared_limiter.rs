@@ -148,27 +148,26 @@ impl SharedLimiter {
     /// Counts one request in `window`, a window that starts from zero (the
     /// minute and daily limits), and says whether it may pass.
     pub async fn take(&self, window: Window<'_>) -> sqlx::Result<Grant> {
-        self.take_with(window, None::<std::future::Ready<sqlx::Result<u64>>>)
-            .await
+        let no_seed = None::<fn() -> std::future::Ready<sqlx::Result<u64>>>;
+        self.take_with(window, no_seed).await
     }
 
     /// [`SharedLimiter::take`] for a window whose count starts from `seed`
     /// when its row does not exist yet (the monthly quota starts from the
-    /// usage rollups); `seed` is awaited only then.
-    pub async fn take_seeded(
+    /// usage rollups); `seed` is called and awaited only then, so a request
+    /// served from its block never builds the seed's (large) future.
+    pub async fn take_seeded<F: Future<Output = sqlx::Result<u64>>>(
         &self,
         window: Window<'_>,
-        seed: impl Future<Output = sqlx::Result<u64>>,
+        seed: impl FnOnce() -> F,
     ) -> sqlx::Result<Grant> {
         self.take_with(window, Some(seed)).await
     }
 
     /// The common case, without the database: serves one request from
     /// this server's block of `window` (or refuses a used-up window).
-    /// `None` when a reservation is needed: then [`SharedLimiter::take`].
-    /// Callers try this first so the reservation's large future is built
-    /// (and boxed) only when it runs.
-    pub fn serve(&self, window: Window<'_>) -> Option<Grant> {
+    /// `None` when a reservation is needed.
+    fn serve(&self, window: Window<'_>) -> Option<Grant> {
         let (grant, ahead) = self.serve_from_block(&WindowRef(window.scope, window.start))?;
         if ahead {
             self.reserve_ahead((window.scope.to_owned(), window.start), window);
@@ -176,14 +175,27 @@ impl SharedLimiter {
         Some(grant)
     }
 
-    async fn take_with(
+    async fn take_with<F: Future<Output = sqlx::Result<u64>>>(
         &self,
         window: Window<'_>,
-        seed: Option<impl Future<Output = sqlx::Result<u64>>>,
+        seed: Option<impl FnOnce() -> F>,
     ) -> sqlx::Result<Grant> {
         if let Some(grant) = self.serve(window) {
             return Ok(grant);
         }
+        // The reservation's future is large: boxed, so a request served
+        // from its block (nearly every one) carries a small future and
+        // allocates nothing.
+        Box::pin(self.reserve_and_take(window, seed)).await
+    }
+
+    /// [`SharedLimiter::take_with`] when the block is empty: reserves the
+    /// next one (one reservation per window at a time) and serves from it.
+    async fn reserve_and_take<F: Future<Output = sqlx::Result<u64>>>(
+        &self,
+        window: Window<'_>,
+        seed: Option<impl FnOnce() -> F>,
+    ) -> sqlx::Result<Grant> {
         let key = (window.scope.to_string(), window.start);
         // Requests that find the block empty wait for one reservation and
         // then serve from it, instead of all asking the database at once.
@@ -360,10 +372,10 @@ impl SharedLimiter {
     /// Reserves under a row lock (creating the row from `seed`, or from zero
     /// without one): a block below the limit, one burst request past it, or
     /// nothing. Returns `(granted, used after)`.
-    async fn reserve(
+    async fn reserve<F: Future<Output = sqlx::Result<u64>>>(
         &self,
         w: Window<'_>,
-        mut seed: Option<impl Future<Output = sqlx::Result<u64>>>,
+        mut seed: Option<impl FnOnce() -> F>,
     ) -> sqlx::Result<(u64, u64)> {
         let now = self.clock.now_ms();
         let (mut tx, row) = loop {
@@ -383,7 +395,7 @@ impl SharedLimiter {
             // The first server to see the window creates its row; a racing
             // one's insert does nothing and both then lock the same row.
             let start_from = match seed.take() {
-                Some(seed) => seed.await?,
+                Some(seed) => seed().await?,
                 None => 0,
             };
             sqlx::query(

@@ -88,12 +88,7 @@ async fn window(
         limit,
         burst,
     };
-    // Most requests are served from the block in memory; the reservation's
-    // database future is large, so it is built and boxed only when needed.
-    let grant = match shared.serve(window) {
-        Some(grant) => grant,
-        None => Box::pin(shared.take(window)).await?,
-    };
+    let grant = shared.take(window).await?;
     let clamp = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
     Ok(Decision {
         allowed: grant.allowed,

@@ -80,20 +80,10 @@ impl QuotaCounters {
                     limit: quota,
                     burst: None,
                 };
-                // Served from the block in memory, else reserved (boxed, as
-                // the per-key windows' reservations are).
-                let grant = match shared.serve(window) {
-                    Some(grant) => grant,
-                    None => {
-                        let seed = async {
-                            Ok(
-                                store::billable_since(&state.db, subject, period_start).await?
-                                    as u64,
-                            )
-                        };
-                        Box::pin(shared.take_seeded(window, seed)).await?
-                    }
+                let seed = || async move {
+                    Ok(store::billable_since(&state.db, subject, period_start).await? as u64)
                 };
+                let grant = shared.take_seeded(window, seed).await?;
                 grant.allowed.then_some(grant.used)
             }
             None => match self.take_current(subject, quota, period_start) {
