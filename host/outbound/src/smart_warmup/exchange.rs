@@ -121,9 +121,15 @@ async fn send_for(state: &AppState, m: &Member, peers: &[Peer]) -> anyhow::Resul
     .await?
     .unwrap_or(0);
     let budget = (slots_due - m.sent_on(day)).max(0).min(left.max(0));
-    // A pool of one has nobody to write to or answer.
-    if budget == 0 || peers.len() < 2 {
+    if budget == 0 {
         return Ok((0, next));
+    }
+    // A pool of one has nobody to write to or answer. It looks again at
+    // the next tick, not at its next slot (tomorrow's, when the day's slots
+    // are all due at once), so a partner that joins later the same day is
+    // written to that day.
+    if peers.len() < 2 {
+        return Ok((0, now + tick_ms(state)));
     }
     let mut work: Vec<Outgoing> = Vec::new();
     for r in messages::due_replies(&state.db, m.send_account_id, now, budget).await? {

@@ -197,6 +197,34 @@ async fn connecting_with_warmup_enabled_joins_the_pool_and_a_pool_of_one_sends_n
     );
 }
 
+/// A member that found the pool empty sends to a partner that joins later
+/// the same day, at its next tick (the e2e test's two mailboxes joining a
+/// moment apart once waited for the next day).
+#[tokio::test]
+async fn a_member_alone_in_the_pool_writes_to_a_partner_that_joins_the_same_day() {
+    let dns = TestDns::start().await;
+    let app = app(&dns, |_| {}).await;
+    let (alpha, beta) = two_tenants(&app).await;
+    let smtp = CaptureServer::start(SMTP_PASSWORD).await;
+    let first = address("first", "alpha.test");
+    let id_first = mailbox(&app, &alpha, &first, &smtp, IMAP_PASSWORD, 50).await;
+    join(&app, &alpha, id_first).await;
+    round(&app).await;
+    assert!(smtp.messages().is_empty(), "nobody to write to yet");
+    let later = address("later", "beta.test");
+    let id_later = mailbox(&app, &beta, &later, &smtp, IMAP_PASSWORD, 50).await;
+    join(&app, &beta, id_later).await;
+    app.clock.advance(Duration::from_secs(
+        app.state.config.smart_warmup.tick_seconds,
+    ));
+    round(&app).await;
+    let sent = per_sender(&smtp.messages());
+    assert!(
+        sent.get(&first).copied().unwrap_or(0) > 0,
+        "the first member waited past the partner's joining: {sent:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_hard_bounce_at_rcpt_or_in_a_report_pauses_the_member_and_tells_only_its_owner() {
     let dns = TestDns::start().await;
