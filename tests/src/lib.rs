@@ -342,6 +342,32 @@ impl Deployment {
         serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out:?}"))
     }
 
+    /// The warnings and errors every server of this deployment logged so
+    /// far, and the lines that contain `also`, each prefixed with its log's
+    /// name, for a failing test's message (a killed server's log outlives
+    /// it).
+    pub fn warnings(&self, also: &str) -> String {
+        let mut logs: Vec<PathBuf> = std::fs::read_dir(self.dir.path())
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        logs.retain(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("server-") && n.ends_with(".log"))
+        });
+        logs.sort();
+        let mut out = String::new();
+        for path in logs {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let wanted = |l: &&str| l.contains("WARN") || l.contains("ERROR") || l.contains(also);
+            for line in text.lines().filter(wanted) {
+                out.push_str(&format!("{name}: {line}\n"));
+            }
+        }
+        out
+    }
+
     /// Starts `outreach serve` and waits until `/healthz` answers 200.
     pub fn start(&self) -> Server {
         self.try_start().expect("starting outreach serve")

@@ -324,7 +324,11 @@ async fn killing_the_server_mid_send_loses_nothing_and_duplicates_only_in_flight
     assert_eq!(recipients.len(), CONTACTS, "every contact got its message");
     assert_eq!(unique, CONTACTS);
     // At most the message in flight on each of the 4 connections per kill.
-    assert!(duplicates <= KILLS * 4, "{duplicates} duplicates");
+    assert!(
+        duplicates <= KILLS * 4,
+        "{duplicates} duplicates; the servers' warnings:\n{}",
+        deployment.warnings("journal")
+    );
     let r = get(
         &client(),
         &server.url(&format!("/v1/sequences/{seq}/analytics")),

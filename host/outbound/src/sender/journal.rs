@@ -9,7 +9,7 @@
 //! appended to this journal (one `write`, which a killed process cannot
 //! undo: the kernel already holds it) before the lane sends again, and the
 //! recorder commits answers in large batches behind it. A server that
-//! starts, and every running server once per lease renewal, replays the
+//! starts, and every running server as often as it renews its leases, replays the
 //! journals no live server holds, so answers that a killed server had
 //! journaled but not committed are recorded before their leases run out.
 //!

@@ -111,10 +111,12 @@ struct Batch {
 /// Claims up to `limit` due enrollments and plans them.
 pub async fn claim_and_plan(state: &AppState, limit: i64) -> anyhow::Result<Plan> {
     let sender = state.ext::<Sender>();
-    let now = state.clock.now_ms();
     let backend = state.db.backend;
     let mut gate = sender.write_gate.enter(&state.db).await;
     let mut tx = gate.begin(&state.db).await?;
+    // Read once the gate is ours: a lease dated from before a long wait
+    // for it would start out nearly run out.
+    let now = state.clock.now_ms();
     let claimed = store::claim(
         &mut tx,
         backend,

@@ -46,7 +46,9 @@ fn claimed(r: &AnyRow) -> sqlx::Result<Claimed> {
 /// until `lease_until`, oldest due first. PostgreSQL skips rows another
 /// server is claiming (`FOR UPDATE SKIP LOCKED`); SQLite's single writer
 /// makes the one statement atomic. An expired lease (its server died) is
-/// claimable again.
+/// claimable again, but never by its own holder: a live server's lease can
+/// only have run out because its renewal came late, and its send may still
+/// be in flight or its answer still on the way to the database.
 pub async fn claim(
     conn: &mut AnyConnection,
     backend: Backend,
@@ -64,6 +66,7 @@ pub async fn claim(
              SELECT e.id FROM enrollments e JOIN sequences s ON s.id = e.sequence_id
              WHERE e.status = 'active' AND e.next_send_at <= $3
                AND (e.lease_until IS NULL OR e.lease_until < $3) AND s.status = 'active'
+               AND (e.lease_owner IS NULL OR e.lease_owner <> $1)
              ORDER BY e.next_send_at LIMIT $4 {lock})
          RETURNING id, account_id, sequence_id, domain, contact_email, metadata, current_step,
                    next_send_at"

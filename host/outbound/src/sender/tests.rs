@@ -525,7 +525,15 @@ async fn a_crash_between_plan_and_record_resends_with_the_same_message_id() {
     let plan = super::plan::claim_and_plan(&w.app.state, 10).await.unwrap();
     assert_eq!(plan.jobs.len(), 1);
     let planned = plan.jobs[0].message_id.clone();
-    // Another server sees nothing due while the lease holds.
+    // The plan was another server's (a server never takes over its own
+    // leases).
+    exec(
+        &w.app,
+        "UPDATE enrollments SET lease_owner = 'sender-dead'",
+        &[],
+    )
+    .await;
+    // This server sees nothing due while the lease holds.
     assert_eq!(w.pass().await, 0);
     w.app.clock.advance(std::time::Duration::from_secs(
         w.app.state.config.sender_lease_secs + 1,

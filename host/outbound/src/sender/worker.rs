@@ -29,6 +29,7 @@ const POLL_INTERVAL: Duration = Duration::from_millis(500);
 pub async fn run(state: AppState) {
     replay_journals(&state).await;
     tokio::spawn(renew_leases(state.clone()));
+    tokio::spawn(replay_journals_again(state.clone()));
     let slots = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
     loop {
         match slots.acquire_many(CLAIM_MIN as u32).await {
@@ -92,7 +93,16 @@ async fn renew_leases(state: AppState) {
         if let Err(e) = super::store::renew_leases(&state.db, &sender.owner, until).await {
             tracing::warn!(error = %e, "renewing sender leases failed");
         }
-        // A server killed meanwhile left answers its leases still cover.
+    }
+}
+
+/// Replays the journals of servers killed meanwhile, as often as leases are
+/// renewed, so their answers are recorded before their leases run out. A
+/// task of its own: a long replay must not hold up this server's renewals.
+async fn replay_journals_again(state: AppState) {
+    let every = Duration::from_millis((state.ext::<Sender>().lease_ms / 3).max(100) as u64);
+    loop {
+        tokio::time::sleep(every).await;
         replay_journals(&state).await;
     }
 }
