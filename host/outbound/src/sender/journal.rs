@@ -9,9 +9,10 @@
 //! appended to this journal (one `write`, which a killed process cannot
 //! undo: the kernel already holds it) before the lane sends again, and the
 //! recorder commits answers in large batches behind it. A server that
-//! starts, and every running server as often as it renews its leases, replays the
-//! journals no live server holds, so answers that a killed server had
-//! journaled but not committed are recorded before their leases run out.
+//! starts, and every running server as often as it renews its leases,
+//! replays the journals no live server holds, so answers that a killed
+//! server had journaled but not committed are recorded before their leases
+//! run out.
 //!
 //! The journal is as durable as SQLite under `synchronous=NORMAL`: it
 //! survives a killed process, not a lost machine. It lives under the data
