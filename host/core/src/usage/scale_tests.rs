@@ -252,6 +252,69 @@ async fn blocks_reserved_ahead_keep_the_grant_exact() {
     assert!(ahead > 0, "no block was reserved ahead");
 }
 
+/// Blocks reserved ahead for many windows at once go in few statements,
+/// and two servers doing so over the same windows (their batches lock the
+/// rows in one order, so they never deadlock) still grant each window
+/// exactly its limit.
+#[tokio::test]
+async fn blocks_ahead_of_many_windows_are_reserved_together_and_exactly() {
+    let a = TestApp::new().await;
+    if a.state.db.backend != Backend::Postgres {
+        return;
+    }
+    let b = a.another_server().await;
+    const WINDOWS: usize = 40;
+    const LIMIT: u64 = 1_000;
+    let start = a.state.clock.now_ms();
+    let scopes: Vec<String> = (0..WINDOWS).map(|i| format!("minute:test:{i}")).collect();
+    let limiters = [&a, &b].map(|s| s.state.limits.shared.as_ref().unwrap());
+    // A little past the limit from each server.
+    let rounds = LIMIT as usize * 11 / 20;
+    let (from_a, from_b) = tokio::join!(
+        take_round_robin(limiters[0], &scopes, start, LIMIT, rounds),
+        take_round_robin(limiters[1], &scopes, start, LIMIT, rounds)
+    );
+    for i in 0..WINDOWS {
+        assert_eq!(from_a[i] + from_b[i], LIMIT, "window {i}");
+    }
+    let ahead: u64 = limiters.iter().map(|l| l.reserved_ahead()).sum();
+    let statements: u64 = limiters.iter().map(|l| l.ahead_statements()).sum();
+    assert!(ahead >= WINDOWS as u64, "{ahead} blocks reserved ahead");
+    assert!(
+        statements * 4 <= ahead,
+        "{ahead} blocks ahead took {statements} statements"
+    );
+}
+
+/// Takes from each window in turn, `rounds` times, so many windows fall due
+/// a block ahead within the same few milliseconds; returns what each
+/// window granted.
+async fn take_round_robin(
+    limiter: &crate::platform::shared_limiter::SharedLimiter,
+    scopes: &[String],
+    start: i64,
+    limit: u64,
+    rounds: usize,
+) -> Vec<u64> {
+    let mut granted = vec![0u64; scopes.len()];
+    for _ in 0..rounds {
+        for (i, scope) in scopes.iter().enumerate() {
+            let window = crate::platform::shared_limiter::Window {
+                scope,
+                start,
+                ends_at: start + 60_000,
+                limit,
+                burst: None,
+            };
+            if limiter.take(window).await.unwrap().allowed {
+                granted[i] += 1;
+            }
+        }
+        tokio::task::yield_now().await;
+    }
+    granted
+}
+
 /// A server serves the requests after a reservation from its block in
 /// memory: 50 requests of one key reserve one block of the minute window
 /// and at most one ahead (125 and 109 of the 1,000), not a block each.

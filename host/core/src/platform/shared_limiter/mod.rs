@@ -22,9 +22,11 @@ use std::sync::{Arc, Mutex};
 
 use sqlx::Row;
 
-use super::clock::SharedClock;
-use super::limiter::Burst;
+use crate::platform::clock::SharedClock;
+use crate::platform::limiter::Burst;
 use crate::store::Db;
+
+mod ahead;
 
 /// The largest block a server reserves at once: 128, or a thousandth of a
 /// large limit (a monthly quota), so a crash strands little either way.
@@ -111,8 +113,12 @@ pub struct Blocks {
     local: Mutex<hashbrown::HashMap<WindowKey, Local>>,
     /// One reservation per window in flight at a time on this server.
     refills: Mutex<HashMap<WindowKey, Arc<tokio::sync::Mutex<()>>>>,
+    /// Windows whose next block waits to be reserved ahead, in a batch.
+    ahead: Mutex<ahead::Queue>,
     /// Blocks reserved ahead so far, for tests and diagnostics.
     reserved_ahead: std::sync::atomic::AtomicU64,
+    /// Statements that reserved them.
+    ahead_statements: std::sync::atomic::AtomicU64,
 }
 
 impl std::ops::Deref for SharedLimiter {
@@ -135,13 +141,21 @@ impl SharedLimiter {
             clock,
             local: Mutex::new(hashbrown::HashMap::new()),
             refills: Mutex::new(HashMap::new()),
+            ahead: Default::default(),
             reserved_ahead: Default::default(),
+            ahead_statements: Default::default(),
         }))
     }
 
     /// How many blocks this server has reserved ahead of need.
     pub fn reserved_ahead(&self) -> u64 {
         self.reserved_ahead
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How many statements reserved them (fewer: they are batched).
+    pub fn ahead_statements(&self) -> u64 {
+        self.ahead_statements
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
@@ -245,44 +259,15 @@ impl SharedLimiter {
     /// Reserves the window's next block in the background while the
     /// current one still serves, so the request that empties a block does
     /// not wait for the database (it set the slowest requests' latency).
-    /// The reservation is the same statement a waiting request makes, under
-    /// the same one-per-window gate, so the servers still grant exactly
-    /// what the limit allows; a crash may now strand two blocks per server
-    /// and window instead of one. At the limit it reserves nothing and the
-    /// next request decides under the row lock, as before.
+    /// The reservation is the same arithmetic a waiting request's statement
+    /// does, under the same one-per-window gate, so the servers still grant
+    /// exactly what the limit allows; a crash may now strand two blocks per
+    /// server and window instead of one. At the limit it reserves nothing
+    /// and the next request decides under the row lock, as before. The
+    /// windows due a block ahead are gathered for a few milliseconds and
+    /// reserved in one statement (see `ahead.rs`).
     fn reserve_ahead(&self, key: WindowKey, w: Window<'_>) {
-        let blocks = self.0.clone();
-        let (scope, start, ends_at, limit, burst) =
-            (w.scope.to_owned(), w.start, w.ends_at, w.limit, w.burst);
-        tokio::spawn(async move {
-            let gate = blocks.gate(&key);
-            let _refilling = gate.lock().await;
-            let window = Window {
-                scope: &scope,
-                start,
-                ends_at,
-                limit,
-                burst,
-            };
-            let reserved = blocks.reserve_block(window, false).await;
-            let mut local = blocks.local.lock().unwrap();
-            let Some(entry) = local.get_mut(&key) else {
-                return;
-            };
-            entry.ahead = false;
-            match reserved {
-                Ok(Some((granted, used))) => {
-                    blocks
-                        .reserved_ahead
-                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    entry.available += granted;
-                    entry.used_seen = entry.used_seen.max(used);
-                    entry.last_grant = granted;
-                }
-                Ok(None) => {}
-                Err(e) => tracing::warn!(error = %e, scope, "reserving a limit block ahead failed"),
-            }
-        });
+        self.0.queue_ahead(key, w.limit);
     }
 }
 
