@@ -201,16 +201,25 @@ async fn granted(servers: [&TestApp; 2], key: &str, requests: usize) -> usize {
     ok
 }
 
+/// Two servers on one database, when the tests run on PostgreSQL (on
+/// SQLite one process enforces limits, so the shared-limit tests skip).
+async fn two_servers_on_postgres() -> Option<(TestApp, TestApp)> {
+    let a = TestApp::new().await;
+    if a.state.db.backend != Backend::Postgres {
+        return None;
+    }
+    let b = a.another_server().await;
+    Some((a, b))
+}
+
 /// Two servers on one PostgreSQL database, taking alternate requests for one
 /// key, grant exactly what one server grants: the minute limit with its
 /// burst, then the monthly quota. (On SQLite one process enforces limits.)
 #[tokio::test]
 async fn two_servers_grant_exactly_what_one_grants() {
-    let a = TestApp::new().await;
-    if a.state.db.backend != Backend::Postgres {
+    let Some((a, b)) = two_servers_on_postgres().await else {
         return;
-    }
-    let b = a.another_server().await;
+    };
     let acct = a.account(Plan::Free).await;
     let servers = [&a, &b];
     let mut ok = granted(servers, &acct.api_key, 40).await;
@@ -229,11 +238,9 @@ async fn two_servers_grant_exactly_what_one_grants() {
 /// the limit and its burst.
 #[tokio::test]
 async fn blocks_reserved_ahead_keep_the_grant_exact() {
-    let a = TestApp::new().await;
-    if a.state.db.backend != Backend::Postgres {
+    let Some((a, b)) = two_servers_on_postgres().await else {
         return;
-    }
-    let b = a.another_server().await;
+    };
     let acct = a.account(Plan::Enterprise).await;
     let servers = [&a, &b];
     let mut ok = 0;
@@ -258,11 +265,9 @@ async fn blocks_reserved_ahead_keep_the_grant_exact() {
 /// exactly its limit.
 #[tokio::test]
 async fn blocks_ahead_of_many_windows_are_reserved_together_and_exactly() {
-    let a = TestApp::new().await;
-    if a.state.db.backend != Backend::Postgres {
+    let Some((a, b)) = two_servers_on_postgres().await else {
         return;
-    }
-    let b = a.another_server().await;
+    };
     const WINDOWS: usize = 40;
     const LIMIT: u64 = 1_000;
     let start = a.state.clock.now_ms();

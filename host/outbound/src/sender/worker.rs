@@ -86,7 +86,7 @@ pub async fn run(state: AppState) {
 /// out only when the server is gone.
 async fn renew_leases(state: AppState) {
     let sender = state.ext::<Sender>().clone();
-    let every = Duration::from_millis((sender.lease_ms / 3).max(100) as u64);
+    let every = renewal_period(&sender);
     loop {
         tokio::time::sleep(every).await;
         let until = state.clock.now_ms() + sender.lease_ms;
@@ -100,11 +100,16 @@ async fn renew_leases(state: AppState) {
 /// renewed, so their answers are recorded before their leases run out. A
 /// task of its own: a long replay must not hold up this server's renewals.
 async fn replay_journals_again(state: AppState) {
-    let every = Duration::from_millis((state.ext::<Sender>().lease_ms / 3).max(100) as u64);
+    let every = renewal_period(state.ext::<Sender>());
     loop {
         tokio::time::sleep(every).await;
         replay_journals(&state).await;
     }
+}
+
+/// A third of the lease: how often leases are renewed and journals replayed.
+fn renewal_period(sender: &Sender) -> Duration {
+    Duration::from_millis((sender.lease_ms / 3).max(100) as u64)
 }
 
 /// Records the answers in the journals of servers that are gone (SQLite).

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use sqlx::Row;
 
-use super::{Blocks, WindowKey, block_cap};
+use super::{Blocks, WindowKey, block_cap, block_sql};
 use crate::store::{Backend, typed_value_rows};
 
 /// How long the first window due a block ahead waits for others to join
@@ -118,7 +118,7 @@ impl Blocks {
             windows.len(),
             &["TEXT", "BIGINT", "BIGINT", "BIGINT"],
         );
-        let block = "LEAST(GREATEST((v.lim - w.used) / 8, 1), v.cap, v.lim - w.used)";
+        let block = block_sql("v.lim", "v.cap");
         // Built from fixed fragments only.
         let sql = format!(
             "WITH v(scope, window_start, lim, cap) AS (VALUES {values}), \

@@ -36,10 +36,16 @@ fn block_cap(limit: u64) -> u64 {
 
 /// The block to reserve from a row at `used` below `limit`: an eighth of
 /// what is left, at least one, at most the cap, never past the limit. The
-/// one-statement path computes the same in SQL.
+/// statements compute the same with [`block_sql`].
 fn block(used: u64, limit: u64) -> u64 {
     let left = limit - used;
     (left / 8).clamp(1, block_cap(limit)).min(left)
+}
+
+/// [`block`] in SQL, for the row `w` of `limit_windows`, given the SQL
+/// expressions of the limit and of its cap.
+fn block_sql(limit: &str, cap: &str) -> String {
+    format!("LEAST(GREATEST(({limit} - w.used) / 8, 1), {cap}, {limit} - w.used)")
 }
 /// Above this many local windows, expired ones are swept.
 const SWEEP_AT: usize = 4096;
@@ -320,7 +326,7 @@ impl Blocks {
         from_zero: bool,
     ) -> sqlx::Result<Option<(u64, u64)>> {
         let cap = block_cap(w.limit);
-        let block_sql = "LEAST(GREATEST(($3 - w.used) / 8, 1), $4, $3 - w.used)";
+        let block_sql = block_sql("$3", "$4");
         // Built from fixed fragments only.
         let sql = if from_zero {
             format!(
@@ -487,11 +493,7 @@ fn decide(
     burst: Option<Burst>,
 ) -> (u64, Option<i64>) {
     if used < limit {
-        let left = limit - used;
-        return (
-            (left / 8).clamp(1, block_cap(limit)).min(left),
-            burst_started,
-        );
+        return (block(used, limit), burst_started);
     }
     match burst {
         Some(b) if used < limit.saturating_mul(b.factor as u64) => {
