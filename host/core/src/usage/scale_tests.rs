@@ -277,8 +277,8 @@ async fn blocks_ahead_of_many_windows_are_reserved_together_and_exactly() {
     // when the row runs out is still served by its own requests.
     let rounds = LIMIT as usize;
     let (from_a, from_b) = tokio::join!(
-        take_round_robin(limiters[0], &scopes, start, LIMIT, rounds),
-        take_round_robin(limiters[1], &scopes, start, LIMIT, rounds)
+        take_rounds(limiters[0], &scopes, start, LIMIT, rounds, Takes::InTurn),
+        take_rounds(limiters[1], &scopes, start, LIMIT, rounds, Takes::InTurn)
     );
     for i in 0..WINDOWS {
         assert_eq!(from_a[i] + from_b[i], LIMIT, "window {i}");
@@ -292,31 +292,105 @@ async fn blocks_ahead_of_many_windows_are_reserved_together_and_exactly() {
     );
 }
 
-/// Takes from each window in turn, `rounds` times, so many windows fall due
-/// a block ahead within the same few milliseconds; returns what each
-/// window granted.
-async fn take_round_robin(
+/// When a minute begins, the requests of many windows wait for their first
+/// block at the same moment: they go to the database in few statements,
+/// and two servers doing so over the same windows (their inserts and
+/// updates take rows in one order) still grant each window exactly its
+/// limit, down to the one-request blocks at the end.
+#[tokio::test]
+async fn first_blocks_of_many_windows_are_reserved_together_and_exactly() {
+    let Some((a, b)) = two_servers_on_postgres().await else {
+        return;
+    };
+    const WINDOWS: usize = 100;
+    const LIMIT: u64 = 1_000;
+    let start = a.state.clock.now_ms();
+    let scopes: Vec<String> = (0..WINDOWS).map(|i| format!("minute:first:{i}")).collect();
+    let limiters = [&a, &b].map(|s| s.state.limits.shared.as_ref().unwrap());
+    let takes = |rounds| {
+        let scopes = &scopes;
+        async move {
+            tokio::join!(
+                take_rounds(limiters[0], scopes, start, LIMIT, rounds, Takes::AtOnce),
+                take_rounds(limiters[1], scopes, start, LIMIT, rounds, Takes::AtOnce)
+            )
+        }
+    };
+    let (first_a, first_b) = takes(1).await;
+    assert!(first_a.iter().chain(&first_b).all(|&n| n == 1));
+    let statements: u64 = limiters.iter().map(|l| l.waiting_statements()).sum();
+    assert!(
+        statements <= 10,
+        "{} first blocks took {statements} statements",
+        2 * WINDOWS
+    );
+    let rows = count(
+        &a,
+        "SELECT COUNT(*) FROM limit_windows WHERE scope LIKE 'minute:first:%' AND used = 234",
+    )
+    .await;
+    assert_eq!(
+        rows, WINDOWS as i64,
+        "each window holds both servers' first blocks, 125 and 109"
+    );
+    // Each server asks for the whole limit (see the test above).
+    let (rest_a, rest_b) = takes(LIMIT as usize - 1).await;
+    for i in 0..WINDOWS {
+        assert_eq!(1 + rest_a[i] + 1 + rest_b[i], LIMIT, "window {i}");
+    }
+}
+
+/// How [`take_rounds`] takes from its windows in a round.
+#[derive(Clone, Copy)]
+enum Takes {
+    /// One after another, yielding after each round, so the blocks ahead
+    /// of many windows fall due within the same few milliseconds.
+    InTurn,
+    /// All at the same moment, so many requests wait for a block at once.
+    AtOnce,
+}
+
+/// Takes from each window `rounds` times; returns what each window
+/// granted.
+async fn take_rounds(
     limiter: &crate::platform::shared_limiter::SharedLimiter,
     scopes: &[String],
     start: i64,
     limit: u64,
     rounds: usize,
+    how: Takes,
 ) -> Vec<u64> {
+    let window = |scope| crate::platform::shared_limiter::Window {
+        scope,
+        start,
+        ends_at: start + 60_000,
+        limit,
+        burst: None,
+    };
     let mut granted = vec![0u64; scopes.len()];
     for _ in 0..rounds {
-        for (i, scope) in scopes.iter().enumerate() {
-            let window = crate::platform::shared_limiter::Window {
-                scope,
-                start,
-                ends_at: start + 60_000,
-                limit,
-                burst: None,
-            };
-            if limiter.take(window).await.unwrap().allowed {
-                granted[i] += 1;
+        match how {
+            Takes::InTurn => {
+                for (i, scope) in scopes.iter().enumerate() {
+                    if limiter.take(window(scope)).await.unwrap().allowed {
+                        granted[i] += 1;
+                    }
+                }
+                tokio::task::yield_now().await;
+            }
+            Takes::AtOnce => {
+                let takes = scopes.iter().map(|scope| limiter.take(window(scope)));
+                for (i, grant) in futures::future::join_all(takes)
+                    .await
+                    .into_iter()
+                    .enumerate()
+                {
+                    if grant.unwrap().allowed {
+                        granted[i] += 1;
+                    }
+                }
             }
         }
-        tokio::task::yield_now().await;
     }
     granted
 }

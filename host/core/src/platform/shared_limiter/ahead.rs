@@ -16,15 +16,12 @@ use std::time::Duration;
 
 use sqlx::Row;
 
-use super::{Blocks, WindowKey, block_cap, block_sql};
+use super::{BATCH, Blocks, WindowKey, block_cap, block_sql};
 use crate::store::{Backend, typed_value_rows};
 
 /// How long the first window due a block ahead waits for others to join
 /// its statement.
 const GATHER: Duration = Duration::from_millis(5);
-
-/// Windows per statement at most.
-const BATCH: usize = 500;
 
 /// The windows waiting for their block ahead.
 #[derive(Debug, Default)]
@@ -109,7 +106,7 @@ impl Blocks {
     /// One statement for the next block of each window below its limit:
     /// what [`Blocks::reserve_block`] adds to one existing row. Rows are
     /// locked in key order first, so two servers' batches never deadlock.
-    async fn reserve_blocks(
+    pub(super) async fn reserve_blocks(
         &self,
         windows: &[(WindowKey, u64)],
     ) -> sqlx::Result<HashMap<WindowKey, (u64, u64)>> {
@@ -139,14 +136,21 @@ impl Blocks {
                 .bind(*limit as i64)
                 .bind(block_cap(*limit) as i64);
         }
-        let mut reserved = HashMap::with_capacity(windows.len());
-        for row in query.fetch_all(&self.db.pool).await? {
-            let scope: String = row.try_get("scope")?;
-            let start: i64 = row.try_get("window_start")?;
-            let used: i64 = row.try_get("used")?;
-            let granted: i64 = row.try_get("last_grant")?;
-            reserved.insert((scope, start), (granted.max(0) as u64, used.max(0) as u64));
-        }
-        Ok(reserved)
+        query
+            .fetch_all(&self.db.pool)
+            .await?
+            .into_iter()
+            .map(reserved_row)
+            .collect()
     }
+}
+
+/// A row a reservation returned (`scope`, `window_start`, `used`,
+/// `last_grant`) as its window and `(granted, used after)`.
+pub(super) fn reserved_row(row: sqlx::any::AnyRow) -> sqlx::Result<(WindowKey, (u64, u64))> {
+    let scope: String = row.try_get("scope")?;
+    let start: i64 = row.try_get("window_start")?;
+    let used: i64 = row.try_get("used")?;
+    let granted: i64 = row.try_get("last_grant")?;
+    Ok(((scope, start), (granted.max(0) as u64, used.max(0) as u64)))
 }

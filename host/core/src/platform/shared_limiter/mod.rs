@@ -10,9 +10,11 @@
 //! exactly what one server would, never more. One reservation per window is
 //! in flight per server at a time (the others wait for it and then serve
 //! from its block), and a window found used up answers 429 from memory
-//! until it ends. Burst requests past the limit
-//! are reserved one at a time too, so the 5-second rule holds across
-//! servers. Unused reservations are returned at shutdown; a crash strands
+//! until it ends. Reservations of many windows at once go to the database
+//! together: those due ahead every few milliseconds (`ahead.rs`), those
+//! requests wait for whenever a statement is already in flight
+//! (`waiting.rs`). Burst requests past the limit are reserved one at a
+//! time too, so the 5-second rule holds across servers. Unused reservations are returned at shutdown; a crash strands
 //! at most two blocks per server and window (one reserved ahead, see
 //! [`SharedLimiter::reserve_ahead`]), counted but never served.
 
@@ -27,6 +29,7 @@ use crate::platform::limiter::Burst;
 use crate::store::Db;
 
 mod ahead;
+mod waiting;
 
 /// The largest block a server reserves at once: 128, or a thousandth of a
 /// large limit (a monthly quota), so a crash strands little either way.
@@ -47,6 +50,10 @@ fn block(used: u64, limit: u64) -> u64 {
 fn block_sql(limit: &str, cap: &str) -> String {
     format!("LEAST(GREATEST(({limit} - w.used) / 8, 1), {cap}, {limit} - w.used)")
 }
+/// Windows per batched statement at most (four parameters each, well
+/// under PostgreSQL's 65,535).
+const BATCH: usize = 500;
+
 /// Above this many local windows, expired ones are swept.
 const SWEEP_AT: usize = 4096;
 
@@ -125,6 +132,10 @@ pub struct Blocks {
     reserved_ahead: std::sync::atomic::AtomicU64,
     /// Statements that reserved them.
     ahead_statements: std::sync::atomic::AtomicU64,
+    /// Windows whose requests wait for a block, for the next statement.
+    waiting: Mutex<waiting::Queue>,
+    /// Statements that reserved blocks requests waited for.
+    waiting_statements: std::sync::atomic::AtomicU64,
 }
 
 impl std::ops::Deref for SharedLimiter {
@@ -150,6 +161,8 @@ impl SharedLimiter {
             ahead: Default::default(),
             reserved_ahead: Default::default(),
             ahead_statements: Default::default(),
+            waiting: Default::default(),
+            waiting_statements: Default::default(),
         }))
     }
 
@@ -162,6 +175,12 @@ impl SharedLimiter {
     /// How many statements reserved them (fewer: they are batched).
     pub fn ahead_statements(&self) -> u64 {
         self.ahead_statements
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How many statements reserved the blocks requests waited for.
+    pub fn waiting_statements(&self) -> u64 {
+        self.waiting_statements
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
@@ -224,7 +243,11 @@ impl SharedLimiter {
         if let Some((grant, _)) = self.serve_from_block(&WindowRef(&key.0, key.1)) {
             return Ok(grant);
         }
-        let (granted, used) = match self.reserve_block(window, seed.is_none()).await? {
+        let (granted, used) = match self
+            .0
+            .reserve_block(&key, window.limit, seed.is_none())
+            .await?
+        {
             Some(reserved) => reserved,
             None => self.reserve(window, seed).await?,
         };
@@ -316,16 +339,18 @@ impl Blocks {
             .clone()
     }
 
-    /// The common case in one statement: below the limit, adds a block to
-    /// the row (creating it when the window starts from zero). `None` when
+    /// The common case in one statement, for one window (`waiting.rs`
+    /// puts several in one): below the limit, adds a block to the row
+    /// (creating it when the window starts from zero). `None` when
     /// the row is missing (seeded windows) or at its limit: then
     /// [`SharedLimiter::reserve`] decides under a row lock.
-    async fn reserve_block(
+    async fn reserve_block_alone(
         &self,
-        w: Window<'_>,
+        (scope, start): &WindowKey,
+        limit: u64,
         from_zero: bool,
     ) -> sqlx::Result<Option<(u64, u64)>> {
-        let cap = block_cap(w.limit);
+        let cap = block_cap(limit);
         let block_sql = block_sql("$3", "$4");
         // Built from fixed fragments only.
         let sql = if from_zero {
@@ -341,11 +366,11 @@ impl Blocks {
                  WHERE scope = $1 AND window_start = $2 AND w.used < $3 RETURNING used, last_grant"
             )
         };
-        let first_block = block(0, w.limit);
+        let first_block = block(0, limit);
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(w.scope)
-            .bind(w.start)
-            .bind(w.limit as i64)
+            .bind(scope.as_str())
+            .bind(*start)
+            .bind(limit as i64)
             .bind(cap as i64);
         if from_zero {
             query = query.bind(first_block as i64);
