@@ -340,6 +340,32 @@ async fn first_blocks_of_many_windows_are_reserved_together_and_exactly() {
     }
 }
 
+/// A stopping server gives back, in batches, exactly what it holds of each
+/// window and has not served.
+#[tokio::test]
+async fn a_stopping_server_gives_back_what_it_holds_of_each_window() {
+    let app = TestApp::new().await;
+    let Some(limiter) = app.state.limits.shared.as_ref() else {
+        return;
+    };
+    const WINDOWS: usize = 600;
+    let start = app.state.clock.now_ms();
+    let scopes: Vec<String> = (0..WINDOWS).map(|i| format!("minute:held:{i}")).collect();
+    let (limit_1000, limit_10) = scopes.split_at(WINDOWS / 2);
+    take_rounds(limiter, limit_1000, start, 1_000, 3, Takes::AtOnce).await;
+    take_rounds(limiter, limit_10, start, 10, 3, Takes::AtOnce).await;
+    limiter.release().await.unwrap();
+    let served_only = count(
+        &app,
+        "SELECT COUNT(*) FROM limit_windows WHERE scope LIKE 'minute:held:%' AND used = 3",
+    )
+    .await;
+    assert_eq!(
+        served_only, WINDOWS as i64,
+        "rows count the 3 served and nothing held"
+    );
+}
+
 /// How [`take_rounds`] takes from its windows in a round.
 #[derive(Clone, Copy)]
 enum Takes {

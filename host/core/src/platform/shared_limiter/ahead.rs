@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use sqlx::Row;
 
-use super::{BATCH, Blocks, WindowKey, block_cap, block_sql};
+use super::{BATCH, Blocks, LOCKED_IN_KEY_ORDER, WindowKey, block_cap, block_sql};
 use crate::store::{Backend, typed_value_rows};
 
 /// How long the first window due a block ahead waits for others to join
@@ -118,10 +118,7 @@ impl Blocks {
         let block = block_sql("v.lim", "v.cap");
         // Built from fixed fragments only.
         let sql = format!(
-            "WITH v(scope, window_start, lim, cap) AS (VALUES {values}), \
-             locked AS (SELECT w.scope, w.window_start FROM limit_windows w \
-                 JOIN v ON w.scope = v.scope AND w.window_start = v.window_start \
-                 ORDER BY w.scope, w.window_start FOR UPDATE OF w) \
+            "WITH v(scope, window_start, lim, cap) AS (VALUES {values}), {LOCKED_IN_KEY_ORDER} \
              UPDATE limit_windows AS w SET used = w.used + {block}, last_grant = {block} \
              FROM v WHERE w.scope = v.scope AND w.window_start = v.window_start \
                  AND w.used < v.lim \

@@ -26,7 +26,7 @@ use sqlx::Row;
 
 use crate::platform::clock::SharedClock;
 use crate::platform::limiter::Burst;
-use crate::store::Db;
+use crate::store::{Backend, Db, typed_value_rows};
 
 mod ahead;
 mod waiting;
@@ -53,6 +53,13 @@ fn block_sql(limit: &str, cap: &str) -> String {
 /// Windows per batched statement at most (four parameters each, well
 /// under PostgreSQL's 65,535).
 const BATCH: usize = 500;
+
+/// The CTE `locked` of a batched statement over the windows `v`: their
+/// rows, locked in key order, so that two servers' batches wait for each
+/// other in one order and never deadlock.
+const LOCKED_IN_KEY_ORDER: &str = "locked AS (SELECT w.scope, w.window_start FROM limit_windows w \
+     JOIN v ON w.scope = v.scope AND w.window_start = v.window_start \
+     ORDER BY w.scope, w.window_start FOR UPDATE OF w)";
 
 /// Above this many local windows, expired ones are swept.
 const SWEEP_AT: usize = 4096;
@@ -465,10 +472,11 @@ impl SharedLimiter {
     }
 
     /// Gives back what this server reserved and did not serve, for windows
-    /// still open (at shutdown).
+    /// still open (at shutdown). Many windows go to a statement; a batch
+    /// that fails (it leaves nothing behind) is given back window by window.
     pub async fn release(&self) -> sqlx::Result<()> {
         let now = self.clock.now_ms();
-        let held: Vec<((String, i64), u64)> = self
+        let mut held: Vec<(WindowKey, u64)> = self
             .local
             .lock()
             .unwrap()
@@ -476,17 +484,45 @@ impl SharedLimiter {
             .filter(|(_, l)| l.available > 0 && l.ends_at > now)
             .map(|(k, l)| (k, l.available))
             .collect();
-        for ((scope, start), n) in held {
-            sqlx::query(
-                "UPDATE limit_windows SET used = used - $1 WHERE scope = $2 AND window_start = $3",
-            )
-            .bind(n as i64)
-            .bind(scope)
-            .bind(start)
-            .execute(&self.db.pool)
-            .await?;
+        held.sort();
+        for chunk in held.chunks(BATCH) {
+            if let Err(e) = self.release_many(chunk).await {
+                tracing::warn!(error = %e, windows = chunk.len(), "returning limit reservations in a batch failed");
+                for ((scope, start), n) in chunk {
+                    sqlx::query(
+                        "UPDATE limit_windows SET used = used - $1 WHERE scope = $2 AND window_start = $3",
+                    )
+                    .bind(*n as i64)
+                    .bind(scope.as_str())
+                    .bind(*start)
+                    .execute(&self.db.pool)
+                    .await?;
+                }
+            }
         }
         Ok(())
+    }
+
+    /// One statement giving back `n` of each window; it locks its rows in
+    /// key order first, as the batches that reserve do.
+    async fn release_many(&self, windows: &[(WindowKey, u64)]) -> sqlx::Result<()> {
+        let values = typed_value_rows(
+            Backend::Postgres,
+            windows.len(),
+            &["TEXT", "BIGINT", "BIGINT"],
+        );
+        // Built from fixed fragments only.
+        let sql = format!(
+            "WITH v(scope, window_start, n) AS (VALUES {values}), {LOCKED_IN_KEY_ORDER} \
+             UPDATE limit_windows AS w SET used = w.used - v.n \
+             FROM v WHERE w.scope = v.scope AND w.window_start = v.window_start \
+                 AND (w.scope, w.window_start) IN (SELECT scope, window_start FROM locked)"
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
+        for ((scope, start), n) in windows {
+            query = query.bind(scope.as_str()).bind(*start).bind(*n as i64);
+        }
+        query.execute(&self.db.pool).await.map(|_| ())
     }
 
     /// Deletes rows of minute windows that started before `minutes_before`
