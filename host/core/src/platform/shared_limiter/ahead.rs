@@ -104,7 +104,7 @@ impl Blocks {
     }
 
     /// One statement for the next block of each window below its limit:
-    /// what [`Blocks::reserve_block`] adds to one existing row. Rows are
+    /// what [`Blocks::reserve_block_alone`] adds to one existing row. Rows are
     /// locked in key order first, so two servers' batches never deadlock.
     pub(super) async fn reserve_blocks(
         &self,

@@ -14,8 +14,9 @@
 //! together: those due ahead every few milliseconds (`ahead.rs`), those
 //! requests wait for whenever a statement is already in flight
 //! (`waiting.rs`). Burst requests past the limit are reserved one at a
-//! time too, so the 5-second rule holds across servers. Unused reservations are returned at shutdown; a crash strands
-//! at most two blocks per server and window (one reserved ahead, see
+//! time too, so the 5-second rule holds across servers. Unused
+//! reservations are returned at shutdown, in batches; a crash strands at
+//! most two blocks per server and window (one reserved ahead, see
 //! [`SharedLimiter::reserve_ahead`]), counted but never served.
 
 use std::collections::HashMap;
@@ -50,6 +51,7 @@ fn block(used: u64, limit: u64) -> u64 {
 fn block_sql(limit: &str, cap: &str) -> String {
     format!("LEAST(GREATEST(({limit} - w.used) / 8, 1), {cap}, {limit} - w.used)")
 }
+
 /// Windows per batched statement at most (four parameters each, well
 /// under PostgreSQL's 65,535).
 const BATCH: usize = 500;

@@ -86,11 +86,16 @@ impl Blocks {
 
     /// Runs statements until no window waits.
     async fn reserve_waiting(self: Arc<Self>) {
+        let mut turn = Turn {
+            blocks: &self,
+            ended: false,
+        };
         loop {
             let mut batch: Vec<Wanted> = {
                 let mut queue = self.waiting.lock().unwrap();
                 if queue.pending.is_empty() {
                     queue.running = false;
+                    turn.ended = true;
                     return;
                 }
                 let n = queue.pending.len().min(BATCH);
@@ -197,5 +202,30 @@ impl Blocks {
             .into_iter()
             .map(super::ahead::reserved_row)
             .collect()
+    }
+}
+
+/// The task's turn at the queue. Should the task end any other way than
+/// by emptying the queue (a panic, or its runtime shutting down), the
+/// windows left in the queue are answered by dropping their senders, so
+/// their requests reserve alone, and the next window starts a new task
+/// instead of waiting for this one forever.
+struct Turn<'a> {
+    blocks: &'a Blocks,
+    ended: bool,
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        if self.ended {
+            return;
+        }
+        let mut queue = self
+            .blocks
+            .waiting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        queue.running = false;
+        queue.pending.clear();
     }
 }
