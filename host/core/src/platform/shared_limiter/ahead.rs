@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use sqlx::Row;
 
-use super::{BATCH, Blocks, LOCKED_IN_KEY_ORDER, WindowKey, block_cap, block_sql};
+use super::{BATCH, Blocks, LOCKED_IN_KEY_ORDER, WindowKey, batch_query, block_cap, block_sql};
 use crate::store::{Backend, typed_value_rows};
 
 /// How long the first window due a block ahead waits for others to join
@@ -125,15 +125,8 @@ impl Blocks {
                  AND (w.scope, w.window_start) IN (SELECT scope, window_start FROM locked) \
              RETURNING w.scope, w.window_start, w.used, w.last_grant"
         );
-        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
-        for ((scope, start), limit) in windows {
-            query = query
-                .bind(scope.as_str())
-                .bind(*start)
-                .bind(*limit as i64)
-                .bind(block_cap(*limit) as i64);
-        }
-        query
+        let limits_and_caps = |limit| [limit as i64, block_cap(limit) as i64];
+        batch_query(sql, windows.iter().map(|(k, l)| (k, *l)), limits_and_caps)
             .fetch_all(&self.db.pool)
             .await?
             .into_iter()

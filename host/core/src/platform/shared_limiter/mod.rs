@@ -63,6 +63,24 @@ const LOCKED_IN_KEY_ORDER: &str = "locked AS (SELECT w.scope, w.window_start FRO
      JOIN v ON w.scope = v.scope AND w.window_start = v.window_start \
      ORDER BY w.scope, w.window_start FOR UPDATE OF w)";
 
+/// A batched statement over many windows (`sql`, whose `VALUES` rows are
+/// each a window's scope and start followed by `values(n)` for the
+/// window's `n`), its windows bound in order.
+fn batch_query<'q, const N: usize>(
+    sql: String,
+    windows: impl IntoIterator<Item = (&'q WindowKey, u64)>,
+    values: impl Fn(u64) -> [i64; N],
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
+    for ((scope, start), n) in windows {
+        query = query.bind(scope.as_str()).bind(*start);
+        for value in values(n) {
+            query = query.bind(value);
+        }
+    }
+    query
+}
+
 /// Above this many local windows, expired ones are swept.
 const SWEEP_AT: usize = 4096;
 
@@ -520,11 +538,10 @@ impl SharedLimiter {
              FROM v WHERE w.scope = v.scope AND w.window_start = v.window_start \
                  AND (w.scope, w.window_start) IN (SELECT scope, window_start FROM locked)"
         );
-        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
-        for ((scope, start), n) in windows {
-            query = query.bind(scope.as_str()).bind(*start).bind(*n as i64);
-        }
-        query.execute(&self.db.pool).await.map(|_| ())
+        batch_query(sql, windows.iter().map(|(k, n)| (k, *n)), |n| [n as i64])
+            .execute(&self.db.pool)
+            .await
+            .map(|_| ())
     }
 
     /// Deletes rows of minute windows that started before `minutes_before`

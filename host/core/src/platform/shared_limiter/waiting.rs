@@ -16,7 +16,7 @@ use std::sync::atomic::Ordering;
 
 use tokio::sync::oneshot;
 
-use super::{BATCH, Blocks, WindowKey, block};
+use super::{BATCH, Blocks, WindowKey, batch_query, block};
 use crate::store::{Backend, typed_value_rows};
 
 /// What a waiting request gets back.
@@ -189,19 +189,14 @@ impl Blocks {
              ON CONFLICT (scope, window_start) DO NOTHING \
              RETURNING w.scope, w.window_start, w.used, w.last_grant"
         );
-        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).persistent(false);
-        for ((scope, start), limit) in windows {
-            query = query
-                .bind(scope.as_str())
-                .bind(*start)
-                .bind(block(0, *limit) as i64);
-        }
-        query
-            .fetch_all(&self.db.pool)
-            .await?
-            .into_iter()
-            .map(super::ahead::reserved_row)
-            .collect()
+        batch_query(sql, windows.iter().copied(), |limit| {
+            [block(0, limit) as i64]
+        })
+        .fetch_all(&self.db.pool)
+        .await?
+        .into_iter()
+        .map(super::ahead::reserved_row)
+        .collect()
     }
 }
 
