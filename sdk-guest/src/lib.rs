@@ -21,6 +21,12 @@
 //! HTTP at all; they reach a model only through [`ai::complete`], which the
 //! host runs on the calling account's AI keys.
 //!
+//! Stderr (a panic's message, `eprintln!`) goes to the host's log at error
+//! level, a line at a time, and a call that traps carries its last lines in
+//! its error; stdout is discarded. The SDK routes stderr itself rather than
+//! through WASI, so a component built with it imports no WASI interface and
+//! each call instantiates it faster.
+//!
 //! Plugin logic is testable natively with `cargo test`: on a non-wasm target
 //! [`http::send`] answers from a handler installed with
 //! [`testing::mock_http`], [`ai::complete`] from one installed with
@@ -110,6 +116,10 @@ pub mod http;
 pub mod json;
 pub mod kinds;
 pub mod log;
+// Replaces libc's stderr and environment so components import no WASI.
+#[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
+#[doc(hidden)]
+pub mod stdio;
 pub mod testing;
 
 pub use kinds::*;

@@ -10,6 +10,10 @@
 //! the same checks as a plain Rust function. Also measured: the start of the
 //! runtime with every first-party component, cold (compile) and warm
 //! (precompiled artifacts from the cache).
+//!
+//! `BENCH_TRIVIAL_WASM=<path>` measures another build of the trivial
+//! component (say, one built with other linker flags) in its place, so two
+//! builds can be compared in turns on the same machine.
 
 use outreach_plugin_runtime::{
     GuardPolicy, PluginRuntime, RuntimeConfig, fixtures::TEST_GUESTS_DIR,
@@ -75,11 +79,11 @@ fn main() {
     rt.block_on(async {
         let dir = tempfile::tempdir().unwrap();
         for ext in ["wasm", "toml"] {
-            std::fs::copy(
-                Path::new(TEST_GUESTS_DIR).join(format!("trivial.{ext}")),
-                dir.path().join(format!("trivial.{ext}")),
-            )
-            .unwrap();
+            let from = match (ext, std::env::var("BENCH_TRIVIAL_WASM")) {
+                ("wasm", Ok(path)) => std::path::PathBuf::from(path),
+                _ => Path::new(TEST_GUESTS_DIR).join(format!("trivial.{ext}")),
+            };
+            std::fs::copy(from, dir.path().join(format!("trivial.{ext}"))).unwrap();
         }
         let runtime = PluginRuntime::new(RuntimeConfig {
             plugins_dir: Some(dir.path().to_path_buf()),

@@ -13,7 +13,8 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-/// How much of a panicking guest's stderr is kept for the error message.
+/// How much of a panicking guest's stderr, and of its error-level log, is kept
+/// for the error message.
 const STDERR_CAPTURE: usize = 4096;
 
 /// Network access of one plugin: the shared guarded client and its rules.
@@ -83,6 +84,10 @@ pub(crate) struct CallState {
     pub(crate) denials: Vec<String>,
     /// What the guest wrote to stderr, once it has a WASI context.
     stderr: Option<MemoryOutputPipe>,
+    /// The guest's error-level log lines, the last `STDERR_CAPTURE` bytes:
+    /// where the guest SDK sends stderr (so a panic's message) instead of
+    /// WASI.
+    logged_errors: String,
     deadline: Instant,
     /// The `ai` import's bridge for this call (reply classifiers), if any.
     pub(crate) ai: Option<Arc<dyn AiBridge>>,
@@ -105,6 +110,7 @@ impl CallState {
         self.cpu_ticks_left = cpu_ticks;
         self.ai_calls = 0;
         self.denials.clear();
+        self.logged_errors.clear();
     }
 
     pub(crate) fn new(setup: CallSetup) -> Self {
@@ -122,18 +128,37 @@ impl CallState {
             cpu_exhausted: false,
             denials: Vec::new(),
             stderr: None,
+            logged_errors: String::new(),
             deadline: Instant::now() + setup.timeout,
             ai: None,
             ai_calls: 0,
         }
     }
 
-    /// Text the guest wrote to stderr (a Rust panic message lands here).
+    /// Text the guest wrote to stderr, through WASI or through its SDK (a
+    /// Rust panic's message lands here).
     pub(crate) fn stderr_text(&self) -> String {
-        self.stderr
+        let wasi = self
+            .stderr
             .as_ref()
-            .map(|pipe| String::from_utf8_lossy(&pipe.contents()).trim().to_string())
-            .unwrap_or_default()
+            .map(|pipe| String::from_utf8_lossy(&pipe.contents()).into_owned())
+            .unwrap_or_default();
+        format!("{}{wasi}", self.logged_errors).trim().to_string()
+    }
+
+    /// Keeps an error-level log line for the call's error, dropping the
+    /// oldest text past `STDERR_CAPTURE` bytes.
+    fn keep_logged_error(&mut self, message: &str) {
+        let kept = &mut self.logged_errors;
+        kept.push_str(message);
+        kept.push('\n');
+        if kept.len() > STDERR_CAPTURE {
+            let mut cut = kept.len() - STDERR_CAPTURE;
+            while !kept.is_char_boundary(cut) {
+                cut += 1;
+            }
+            kept.drain(..cut);
+        }
     }
 
     fn deny(&mut self, message: String) -> http::HttpError {
@@ -178,6 +203,9 @@ impl log::Host for CallState {
             log::Level::Info => tracing::info!(plugin, "{message}"),
             log::Level::Warn => tracing::warn!(plugin, "{message}"),
             log::Level::Error => tracing::error!(plugin, "{message}"),
+        }
+        if level == log::Level::Error {
+            self.keep_logged_error(&message);
         }
     }
 }
