@@ -14,7 +14,7 @@ use crate::canonical::{
 use crate::engine::EPOCH_TICK;
 use crate::error::CallError;
 use crate::runtime::{KindPre, LoadedPlugin, PluginMetadata, PluginRuntime};
-use crate::state::{CallSetup, CallState};
+use crate::state::{CallSetup, CallState, STDERR_IN_ERROR};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -322,7 +322,7 @@ fn classify<T>(
             if !stderr.is_empty() {
                 reason = format!(
                     "{reason}; guest stderr: {}",
-                    stderr.chars().take(1000).collect::<String>()
+                    stderr.chars().take(STDERR_IN_ERROR).collect::<String>()
                 );
             }
             if reason.contains("instantiat")

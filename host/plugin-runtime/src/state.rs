@@ -13,9 +13,13 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-/// How much of a panicking guest's stderr, and of its error-level log, is kept
-/// for the error message.
+/// How much of a panicking guest's WASI stderr is kept.
 const STDERR_CAPTURE: usize = 4096;
+
+/// How many characters of what the guest wrote to stderr a trap's error
+/// shows; the guest's error-level log keeps its last this many, so a
+/// panic's message after a long run of logged errors is still shown.
+pub(crate) const STDERR_IN_ERROR: usize = 1000;
 
 /// Network access of one plugin: the shared guarded client and its rules.
 pub(crate) struct NetAccess {
@@ -84,7 +88,7 @@ pub(crate) struct CallState {
     pub(crate) denials: Vec<String>,
     /// What the guest wrote to stderr, once it has a WASI context.
     stderr: Option<MemoryOutputPipe>,
-    /// The guest's error-level log lines, the last `STDERR_CAPTURE` bytes:
+    /// The guest's error-level log lines, the last `STDERR_IN_ERROR` chars:
     /// where the guest SDK sends stderr (so a panic's message) instead of
     /// WASI.
     logged_errors: String,
@@ -143,20 +147,18 @@ impl CallState {
             .as_ref()
             .map(|pipe| String::from_utf8_lossy(&pipe.contents()).into_owned())
             .unwrap_or_default();
-        format!("{}{wasi}", self.logged_errors).trim().to_string()
+        // WASI stderr first: a guest that writes there shows it as before.
+        format!("{wasi}{}", self.logged_errors).trim().to_string()
     }
 
     /// Keeps an error-level log line for the call's error, dropping the
-    /// oldest text past `STDERR_CAPTURE` bytes.
+    /// oldest text past `STDERR_IN_ERROR` characters.
     fn keep_logged_error(&mut self, message: &str) {
         let kept = &mut self.logged_errors;
         kept.push_str(message);
         kept.push('\n');
-        if kept.len() > STDERR_CAPTURE {
-            let mut cut = kept.len() - STDERR_CAPTURE;
-            while !kept.is_char_boundary(cut) {
-                cut += 1;
-            }
+        let excess = kept.chars().count().saturating_sub(STDERR_IN_ERROR);
+        if let Some((cut, _)) = kept.char_indices().nth(excess) {
             kept.drain(..cut);
         }
     }
@@ -294,5 +296,38 @@ impl http::Host for CallState {
                 _ => http::HttpError::Network(e.to_string()),
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A trap's error shows the first `STDERR_IN_ERROR` characters of the
+    /// guest's stderr, so the logged errors kept are the last that many: a
+    /// panic's message after a long run of logged errors is the part shown.
+    #[test]
+    fn the_panic_after_many_logged_errors_is_what_the_error_shows() {
+        let mut state = CallState::new(CallSetup {
+            plugin: Arc::from("p"),
+            memory_bytes: 1 << 20,
+            cpu_ticks: 1,
+            timeout: Duration::from_secs(1),
+            net: None,
+            extra_rule: None,
+        });
+        for i in 0..100 {
+            state.keep_logged_error(&format!("vendor answered 503 (attempt {i}), é"));
+        }
+        state.keep_logged_error("thread '<unnamed>' panicked at src/lib.rs:9:5:");
+        state.keep_logged_error("no verdict");
+        let text = state.stderr_text();
+        assert!(text.chars().count() <= STDERR_IN_ERROR, "{text}");
+        let shown: String = text.chars().take(STDERR_IN_ERROR).collect();
+        assert!(
+            shown.ends_with("panicked at src/lib.rs:9:5:\nno verdict"),
+            "{shown}"
+        );
+        assert!(!shown.contains("attempt 0)"), "{shown}");
     }
 }
