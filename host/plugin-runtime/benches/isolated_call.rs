@@ -11,6 +11,16 @@
 //! runtime with every first-party component, cold (compile) and warm
 //! (precompiled artifacts from the cache).
 //!
+//! The reference for the overhead is measured in the same run too:
+//! wasmtime's own floor for a fresh instance under the plugins' engine
+//! configuration, a core module with a 2 MiB memory (what the SDK links
+//! guests with) and a data segment, instantiated from an `InstancePre` into
+//! a fresh store with an epoch deadline, called once (the call dirties a
+//! page, as any guest's stack does) and dropped. The isolated call's
+//! overhead over that floor is what the component layer and the plugin
+//! runtime add; the floor itself moves with the machine (its kernel's
+//! `PAGEMAP_SCAN`, page-table walks under virtualisation).
+//!
 //! `BENCH_TRIVIAL_WASM=<path>` measures another build of the trivial
 //! component (say, one built with other linker flags) in its place, so two
 //! builds can be compared in turns on the same machine.
@@ -69,6 +79,45 @@ fn report(name: &str, mut samples: Vec<Duration>, total: Duration) -> Duration {
         samples.len() as f64 / total.as_secs_f64()
     );
     p50
+}
+
+/// wasmtime's own cost of an isolated call on `engine`: see the module
+/// documentation. Returns each call's time and the total.
+async fn wasmtime_floor(engine: &wasmtime::Engine, n: usize) -> (Vec<Duration>, Duration) {
+    let module = wasmtime::Module::new(
+        engine,
+        r#"(module
+            (memory (export "memory") 32)
+            (data (i32.const 1048576) "floor")
+            (func (export "call") (param i32) (result i32)
+                (i32.store (i32.const 1044480) (local.get 0))
+                (i32.load (i32.const 1048576))))"#,
+    )
+    .unwrap();
+    let pre = wasmtime::Linker::<()>::new(engine)
+        .instantiate_pre(&module)
+        .unwrap();
+    let call_once = async |i: i32| {
+        let mut store = wasmtime::Store::new(engine, ());
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_async_yield_and_update(1);
+        let instance = pre.instantiate_async(&mut store).await.unwrap();
+        let call = instance
+            .get_typed_func::<i32, i32>(&mut store, "call")
+            .unwrap();
+        black_box(call.call_async(&mut store, i).await.unwrap());
+    };
+    for i in 0..1000 {
+        call_once(i).await;
+    }
+    let mut samples = Vec::with_capacity(n);
+    let start = Instant::now();
+    for i in 0..n {
+        let t = Instant::now();
+        call_once(i as i32).await;
+        samples.push(t.elapsed());
+    }
+    (samples, start.elapsed())
 }
 
 fn main() {
@@ -131,11 +180,17 @@ fn main() {
         }
         let isolated_total = start.elapsed();
 
+        let (floor, floor_total) = wasmtime_floor(runtime.engine(), n).await;
+
         let np50 = report("native", native, native_total);
         let ip50 = report("isolated", isolated, isolated_total);
+        let fp50 = report("floor", floor, floor_total);
+        let overhead = ip50.saturating_sub(np50);
         println!(
-            "p50 overhead of isolation: {:.2} µs",
-            (ip50.saturating_sub(np50)).as_secs_f64() * 1e6
+            "p50 overhead of isolation: {:.2} µs; wasmtime's floor: {:.2} µs; overhead / floor: {:.2}",
+            overhead.as_secs_f64() * 1e6,
+            fp50.as_secs_f64() * 1e6,
+            overhead.as_secs_f64() / fp50.as_secs_f64()
         );
 
         // Start of the runtime with all first-party components (skipped

@@ -219,6 +219,13 @@ impl PluginRuntime {
         self.inner.pooling
     }
 
+    /// The engine every plugin runs in, for the call benchmark's reference:
+    /// wasmtime's own cost of a fresh instance under the same configuration.
+    #[doc(hidden)]
+    pub fn engine(&self) -> &wasmtime::Engine {
+        &self.inner.engine
+    }
+
     async fn load_first_party(&self) -> Result<(), LoadError> {
         let started = Instant::now();
         for p in crate::embedded::FIRST_PARTY {
