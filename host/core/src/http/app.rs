@@ -17,7 +17,7 @@ use utoipa::{OpenApi, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::auth::require_api_key;
+use super::auth::RequireApiKey;
 use super::errors::{json_errors, not_found};
 use super::openapi::{BaseDoc, complete_responses, operation_id_problems};
 use crate::area::Area;
@@ -76,10 +76,7 @@ pub fn router(state: AppState, areas: &[Area]) -> Router {
         .expect("OpenAPI serialises")
         .into();
 
-    let v1 = v1.route_layer(middleware::from_fn_with_state(
-        state.clone(),
-        require_api_key,
-    ));
+    let v1 = v1.route_layer(RequireApiKey::new(state.clone()));
     Router::new()
         .merge(v1)
         .merge(public)

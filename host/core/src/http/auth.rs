@@ -3,14 +3,18 @@
 //! per-minute limit with burst, the monthly quota, the rate-limit headers and
 //! usage recording.
 
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
-use axum::extract::{FromRequestParts, MatchedPath, Request, State};
+use axum::extract::{FromRequestParts, MatchedPath, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use tower::{Layer, Service, ServiceExt};
 
 use super::client_ip::{client_ip, contains};
 use crate::accounts::plans::{Plan, require_plan};
@@ -74,11 +78,68 @@ pub fn bearer(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// Route layer of every authenticated `/v1` route.
-pub async fn require_api_key(
-    State(state): State<AppState>,
-    mut req: Request,
-    next: Next,
-) -> Response {
+///
+/// Written as a tower layer rather than with `axum::middleware::from_fn`,
+/// which boxes and clones the inner route once more per request and runs
+/// the extractor machinery for its state: about 0.3 µs of a request's
+/// 3 µs in this layer (`cargo bench -p outreach -p outreach-core --bench
+/// request_path`), on the route every API call takes.
+#[derive(Clone)]
+pub struct RequireApiKey {
+    state: AppState,
+}
+
+impl RequireApiKey {
+    pub fn new(state: AppState) -> Self {
+        RequireApiKey { state }
+    }
+}
+
+impl<S> Layer<S> for RequireApiKey {
+    type Service = RequireApiKeyService<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        RequireApiKeyService {
+            state: self.state.clone(),
+            inner,
+        }
+    }
+}
+
+/// [`RequireApiKey`] around one route.
+#[derive(Clone)]
+pub struct RequireApiKeyService<S> {
+    state: AppState,
+    inner: S,
+}
+
+impl<S> Service<Request> for RequireApiKeyService<S>
+where
+    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        // The service that was polled ready goes with this request; its
+        // clone stays for the next (tower's usual swap).
+        let clone = self.inner.clone();
+        let inner = std::mem::replace(&mut self.inner, clone);
+        let state = self.state.clone();
+        Box::pin(async move { Ok(require_api_key(state, req, inner).await) })
+    }
+}
+
+async fn require_api_key<S>(state: AppState, mut req: Request, inner: S) -> Response
+where
+    S: Service<Request, Response = Response, Error = Infallible>,
+{
     let started = Instant::now();
     let endpoint = interned(
         req.extensions()
@@ -116,7 +177,8 @@ pub async fn require_api_key(
         Err((err, decision)) => (err.into_response(), decision, None, false),
         Ok((decision, quota_pct)) => {
             req.extensions_mut().insert(caller.clone());
-            (next.run(req).await, decision, quota_pct, true)
+            let Ok(response) = inner.oneshot(req).await;
+            (response, decision, quota_pct, true)
         }
     };
 
