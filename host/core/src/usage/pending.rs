@@ -12,7 +12,6 @@
 //! replaced and counted as skipped (the rollups still count them).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::Arc;
 use std::time::Duration;
 
 use sqlx::Connection;
@@ -39,8 +38,8 @@ pub(super) struct CountKey {
     /// The start of the UTC hour.
     pub hour: i64,
     pub billable: bool,
-    pub endpoint: Arc<str>,
-    pub category: Arc<str>,
+    pub endpoint: &'static str,
+    pub category: &'static str,
 }
 
 impl CountKey {
@@ -50,8 +49,8 @@ impl CountKey {
             client_id: e.reseller_client_id.unwrap_or(0),
             hour: Grain::Hour.bucket(e.ts_ms),
             billable: e.billable,
-            endpoint: e.endpoint.clone(),
-            category: e.category.clone(),
+            endpoint: e.endpoint,
+            category: e.category,
         }
     }
 }

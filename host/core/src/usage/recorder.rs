@@ -54,13 +54,13 @@ pub struct UsageEvent {
     pub api_key_id: Option<i64>,
     pub reseller_client_id: Option<i64>,
     pub ts_ms: i64,
-    /// Shared strings (see [`interned`]): a request's counters and raw row
+    /// Interned names (see [`interned`]): a request's counters and raw row
     /// name its method, route and group without allocating.
-    pub method: Arc<str>,
+    pub method: &'static str,
     /// The route template, e.g. `/v1/sequences/{sequence_id}`.
-    pub endpoint: Arc<str>,
+    pub endpoint: &'static str,
     /// The endpoint group, e.g. `sequences`.
-    pub category: Arc<str>,
+    pub category: &'static str,
     pub status: u16,
     pub response_time_ms: i64,
     /// The query parameters as a JSON object, when there were any.
@@ -71,31 +71,43 @@ pub struct UsageEvent {
     pub billable: bool,
 }
 
-/// `name` as a shared string, the same `Arc` for every request naming it.
-/// Route templates, methods and endpoint groups are few; past
-/// [`MAX_INTERNED`] names (which only a bug could reach) a name is simply
-/// allocated.
-pub fn interned(name: &str) -> Arc<str> {
-    static NAMES: std::sync::LazyLock<std::sync::RwLock<HashSet<Arc<str>>>> =
+/// `name` as a string that lives as long as the process, the same one for
+/// every request naming it, so a request's counters and raw row name their
+/// method, route and group without allocating or touching a reference
+/// count. Route templates, methods and endpoint groups are few, so each is
+/// leaked once; past [`MAX_INTERNED`] names (only a bug or a client
+/// inventing HTTP methods could get there) a name is recorded as
+/// [`OTHER_NAME`] rather than growing memory.
+///
+/// Each thread keeps its own copy of the set, so the common lookup takes
+/// no lock and writes no cache line that the other workers read.
+pub fn interned(name: &str) -> &'static str {
+    thread_local! {
+        static LOCAL: std::cell::RefCell<hashbrown::HashSet<&'static str>> =
+            std::cell::RefCell::default();
+    }
+    static NAMES: std::sync::LazyLock<Mutex<hashbrown::HashSet<&'static str>>> =
         std::sync::LazyLock::new(Default::default);
-    if let Some(known) = NAMES
-        .read()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get(name)
-    {
-        return known.clone();
+    if let Some(known) = LOCAL.with_borrow(|local| local.get(name).copied()) {
+        return known;
     }
-    let mut names = NAMES.write().unwrap_or_else(PoisonError::into_inner);
-    if names.len() >= MAX_INTERNED {
-        return Arc::from(name);
-    }
-    if let Some(known) = names.get(name) {
-        return known.clone();
-    }
-    let name: Arc<str> = Arc::from(name);
-    names.insert(name.clone());
-    name
+    let mut names = NAMES.lock().unwrap_or_else(PoisonError::into_inner);
+    let known = match names.get(name) {
+        Some(known) => known,
+        None if names.len() >= MAX_INTERNED => return OTHER_NAME,
+        None => {
+            let leaked: &'static str = Box::leak(name.into());
+            names.insert(leaked);
+            leaked
+        }
+    };
+    drop(names);
+    LOCAL.with_borrow_mut(|local| local.insert(known));
+    known
 }
+
+/// What [`interned`] answers for names past [`MAX_INTERNED`].
+pub const OTHER_NAME: &str = "(other)";
 
 /// Names [`interned`] keeps at most.
 const MAX_INTERNED: usize = 10_000;

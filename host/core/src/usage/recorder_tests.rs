@@ -70,9 +70,9 @@ fn request(account: i64, key: i64, ts_ms: i64, endpoint: &str) -> UsageEvent {
         api_key_id: Some(key),
         reseller_client_id: None,
         ts_ms,
-        method: "GET".into(),
-        endpoint: endpoint.into(),
-        category: endpoint.split('/').nth(2).unwrap_or_default().into(),
+        method: "GET",
+        endpoint: interned(endpoint),
+        category: interned(endpoint.split('/').nth(2).unwrap_or_default()),
         status: 200,
         response_time_ms: 1,
         filters_summary: None,
@@ -378,4 +378,18 @@ async fn record_cost() {
         "record: {:.0} ns per request ({n} requests, 50 accounts, 3,000 keys)",
         elapsed.as_nanos() as f64 / n as f64
     );
+}
+
+/// Every thread gets the one leaked copy of a name, so counters keyed by
+/// it meet in one entry whichever worker recorded the request.
+#[test]
+fn interned_names_are_one_copy_across_threads() {
+    let here = interned("/v1/interning-test/{id}");
+    let there = std::thread::spawn(|| interned(&String::from("/v1/interning-test/{id}")))
+        .join()
+        .unwrap();
+    assert_eq!(here, "/v1/interning-test/{id}");
+    assert!(std::ptr::eq(here, there), "one copy, not two");
+    assert!(std::ptr::eq(here, interned("/v1/interning-test/{id}")));
+    assert!(!std::ptr::eq(here, interned("/v1/interning-test/{other}")));
 }
