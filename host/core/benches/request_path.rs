@@ -19,28 +19,14 @@
 //! every limit's decision. `BENCH_REQUESTS` (default 200,000) per route;
 //! `OUTREACH_TEST_BACKEND=postgres` runs it on PostgreSQL.
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use axum::body::Body;
-use axum::extract::ConnectInfo;
-use axum::http::{Request, StatusCode};
+use axum::http::StatusCode;
 use http_body_util::BodyExt;
 use outreach_core::accounts::limits::LimitSetting;
 use outreach_core::accounts::plans::Plan;
-use outreach_core::testing::TestApp;
+use outreach_core::testing::{TestApp, request_from};
 use tower::ServiceExt;
-
-fn request(path: &str, key: Option<&str>) -> Request<Body> {
-    let mut builder = Request::builder().uri(path);
-    if let Some(key) = key {
-        builder = builder.header("authorization", format!("Bearer {key}"));
-    }
-    let mut req = builder.body(Body::empty()).unwrap();
-    let peer: SocketAddr = "127.0.0.1:40000".parse().unwrap();
-    req.extensions_mut().insert(ConnectInfo(peer));
-    req
-}
 
 struct Figures {
     p50: Duration,
@@ -54,7 +40,8 @@ async fn measure(app: &TestApp, path: &str, keys: &[Option<String>], n: usize) -
     let mut times = Vec::with_capacity(n);
     let started = Instant::now();
     for i in 0..n {
-        let req = request(path, keys[i % keys.len()].as_deref());
+        let key = keys[i % keys.len()].as_deref();
+        let req = request_from("127.0.0.1:40000", "GET", path, key, None);
         let t = Instant::now();
         let response = app.router.clone().oneshot(req).await.unwrap();
         let status = response.status();
@@ -105,16 +92,19 @@ fn main() {
             keys.push(Some(app.account(Plan::Enterprise).await.api_key));
         }
         let anonymous = [None];
+        let routes: [(&str, &[Option<String>]); 3] = [
+            ("/healthz", &anonymous),
+            ("/v1/account", &keys),
+            ("/v1/account/members", &keys),
+        ];
         // Warm-up: every key verified and cached, every window reserved.
-        for path in ["/healthz", "/v1/account", "/v1/account/members"] {
-            let keys: &[Option<String>] = if path == "/healthz" { &anonymous } else { &keys };
+        for (path, keys) in routes {
             measure(&app, path, keys, 2_000).await;
         }
         println!("In-process request path, {n} requests a route, one thread:");
         println!("{:<22} {:>10} {:>10} {:>10}", "route", "p50 µs", "p99 µs", "mean µs");
         let (mut p50s, mut means) = (Vec::new(), Vec::new());
-        for path in ["/healthz", "/v1/account", "/v1/account/members"] {
-            let keys: &[Option<String>] = if path == "/healthz" { &anonymous } else { &keys };
+        for (path, keys) in routes {
             let f = measure(&app, path, keys, n).await;
             println!(
                 "{path:<22} {:>10.2} {:>10.2} {:>10.2}",

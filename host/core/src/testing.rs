@@ -62,6 +62,35 @@ impl TestResponse {
     }
 }
 
+/// The request [`TestApp::call_from`] sends: from `peer`, with `auth` as a
+/// bearer token and `body` as JSON; for callers that drive
+/// [`TestApp::router`] themselves (the request-path bench).
+pub fn request_from(
+    peer: &str,
+    method: &str,
+    path: &str,
+    auth: Option<&str>,
+    body: Option<Value>,
+) -> Request<Body> {
+    let mut builder = Request::builder()
+        .method(Method::from_bytes(method.as_bytes()).unwrap())
+        .uri(path);
+    if let Some(token) = auth {
+        builder = builder.header("authorization", format!("Bearer {token}"));
+    }
+    let body = match body {
+        Some(v) => {
+            builder = builder.header("content-type", "application/json");
+            Body::from(v.to_string())
+        }
+        None => Body::empty(),
+    };
+    let mut req = builder.body(body).unwrap();
+    req.extensions_mut()
+        .insert(ConnectInfo(peer.parse::<SocketAddr>().unwrap()));
+    req
+}
+
 pub fn postgres_admin_url() -> String {
     std::env::var("OUTREACH_TEST_POSTGRES_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
@@ -207,23 +236,8 @@ impl TestApp {
         auth: Option<&str>,
         body: Option<Value>,
     ) -> TestResponse {
-        let mut builder = Request::builder()
-            .method(Method::from_bytes(method.as_bytes()).unwrap())
-            .uri(path);
-        if let Some(token) = auth {
-            builder = builder.header("authorization", format!("Bearer {token}"));
-        }
-        let body = match body {
-            Some(v) => {
-                builder = builder.header("content-type", "application/json");
-                Body::from(v.to_string())
-            }
-            None => Body::empty(),
-        };
-        let mut req = builder.body(body).unwrap();
-        req.extensions_mut()
-            .insert(ConnectInfo(peer.parse::<SocketAddr>().unwrap()));
-        self.send(req).await
+        self.send(request_from(peer, method, path, auth, body))
+            .await
     }
 
     pub async fn send(&self, req: Request<Body>) -> TestResponse {
